@@ -1,0 +1,1 @@
+"""The agent's LangGraph state graphs: nodes, routing functions and their wiring."""

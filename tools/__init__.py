@@ -1,0 +1,1 @@
+"""What the graph calls: hybrid search, rerank, context expansion, web search, and the knowledge base."""

@@ -1,0 +1,1 @@
+"""The knowledge base: loaders, chunkers, the sparse encoder, the vector store and ingestion."""
