@@ -162,6 +162,12 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("home", "RAGPILOT_HOME"),
         description="data directory: index, model cache, threads, traces",
     )
+    models_dir: Path | None = Field(
+        None,
+        validation_alias=AliasChoices("models_dir", "RAGPILOT_MODELS_DIR"),
+        description="where assembled local model files are cached; default <home>/models. Share it "
+        "between data directories so the 1.1 GB GGUF is assembled once per machine",
+    )
     user_groups: list[str] = Field(default_factory=lambda: ["public"], description="ACL groups of the local user")
 
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
@@ -230,7 +236,7 @@ class Settings(BaseSettings):
 
     @property
     def model_cache_dir(self) -> Path:
-        return self.home / "models"
+        return self.models_dir or self.home / "models"
 
     @property
     def threads_db(self) -> Path:
