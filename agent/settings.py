@@ -157,14 +157,13 @@ class Settings(BaseSettings):
         validate_default=True,
     )
 
+    # env RAGPILOT_HOME (via env_prefix; an alias named "home" would pick up $HOME)
     home: Path = Field(
         Path(".ragpilot"),
-        validation_alias=AliasChoices("home", "RAGPILOT_HOME"),
         description="data directory: index, model cache, threads, traces",
     )
     models_dir: Path | None = Field(
         None,
-        validation_alias=AliasChoices("models_dir", "RAGPILOT_MODELS_DIR"),
         description="where assembled local model files are cached; default <home>/models. Share it "
         "between data directories so the 1.1 GB GGUF is assembled once per machine",
     )
