@@ -1,0 +1,33 @@
+"""Shared test setup.
+
+Tests run fully offline with the real local models. The 1.1 GB GGUF is assembled once per machine into
+a shared models directory (not once per temporary data directory).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+# Set before any Settings object is built, so every test's data directory shares one model cache.
+os.environ.setdefault("RAGPILOT_MODELS_DIR", str(REPO_ROOT / ".ragpilot" / "models"))
+# Never reach for a model hub, whatever a library might try.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Hosted providers are only ever tested against fake servers on 127.0.0.1.
+for _key in ("OPENAI_API_KEY", "COHERE_API_KEY", "TAVILY_API_KEY", "QDRANT_URL", "QDRANT_API_KEY"):
+    os.environ.pop(_key, None)
+
+
+@pytest.fixture
+def ragpilot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, empty data directory for one test."""
+    home = tmp_path / "ragpilot-home"
+    monkeypatch.setenv("RAGPILOT_HOME", str(home))
+    monkeypatch.chdir(tmp_path)  # no stray ragpilot.toml from the repo root
+    return home
