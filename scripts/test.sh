@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# One command, fresh machine: install (with dev tools), lint, and run the test suite on the real local models.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh dev
+# The HTML trace page is checked in headless Chromium (Debian's package); install it where we can.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "warning: could not install chromium; the HTML trace rendering test will be skipped" >&2
+fi
+.venv/bin/ruff check agent graphs tools prompts tests bench examples
+.venv/bin/python -m pytest -q "$@"
