@@ -80,6 +80,9 @@ class RerankSettings(BaseModel):
     candidates: int = Field(30, ge=1, le=1000, description="how many fused hits the reranker sees")
     threshold: float | None = Field(None, description="drop hits scoring below this after rerank")
     max_tokens: int = Field(512, ge=32, le=8192, description="query + passage token budget per pair")
+    timeout_s: float = Field(15.0, gt=0, description="per-request timeout of a hosted reranker (Cohere)")
+    max_retries: int = Field(2, ge=0, le=10, description="retries of a hosted reranker on 429/5xx/timeouts")
+    max_retry_wait_s: float = Field(10.0, ge=0, description="cap on one backoff wait, Retry-After included")
 
 
 class SearchSettings(BaseModel):
@@ -102,6 +105,7 @@ class WebSearchSettings(BaseModel):
     max_results: int = Field(5, ge=1, le=20)
     timeout_s: float = Field(15.0, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
+    max_retry_wait_s: float = Field(10.0, ge=0, description="cap on one backoff wait, Retry-After included")
     include_domains: list[str] = Field(default_factory=list)
 
 
