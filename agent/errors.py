@@ -40,3 +40,16 @@ class ProviderUnavailable(RagpilotError):
 
 class ModelAssetError(RagpilotError):
     """A local model file is missing or corrupt (e.g. a GGUF part package is not installed)."""
+
+
+class StructuredOutputError(RagpilotError):
+    """A model's structured reply was not valid JSON for the requested schema, even after one retry."""
+
+    def __init__(self, schema_name: str, reason: str, raw_output: str) -> None:
+        excerpt = raw_output if len(raw_output) <= 300 else raw_output[:300] + "..."
+        super().__init__(
+            f"model output for schema '{schema_name}' is invalid after a retry: {reason}; got: {excerpt!r}"
+        )
+        self.schema_name = schema_name
+        self.reason = reason
+        self.raw_output = raw_output
