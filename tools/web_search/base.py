@@ -11,6 +11,11 @@ from tools.knowledge_base.records import Hit
 class WebSearch(ABC):
     name: str
 
+    @property
+    def available(self) -> bool:
+        """False when searching would certainly fail (no key configured), so callers can skip the web."""
+        return True
+
     @abstractmethod
     def search(self, query: str, max_results: int, include_domains: Sequence[str] = ()) -> list[Hit]:
         """Web results as hits with ``origin='web'`` and ``url`` set. Raises ``ProviderUnavailable``
