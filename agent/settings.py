@@ -140,6 +140,9 @@ class ChatSettings(BaseModel):
     checkpointer: Literal["sqlite", "postgres", "memory"] = "sqlite"
     postgres_url: str | None = None
     retention_days: float = Field(30.0, gt=0, description="threads untouched this long are pruned")
+    keep_checkpoints: int = Field(
+        2, ge=1, le=10_000, description="checkpoints kept per thread when compacting (the latest ones)"
+    )
     history_turns: int = Field(6, ge=0, le=100)
 
 
