@@ -128,6 +128,9 @@ class GraphSettings(BaseModel):
     crag_upper: float = Field(0.6, description="a passage scoring above this makes retrieval 'correct'")
     crag_lower: float = Field(0.25, description="all passages below this make retrieval 'incorrect'")
     multi_queries: int = Field(3, ge=2, le=5)
+    direct_min_confidence: float = Field(
+        0.6, ge=0.0, le=1.0, description="a 'direct' route below this classifier confidence retrieves instead"
+    )
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> GraphSettings:
