@@ -5,6 +5,8 @@ from agent.cli import (  # noqa: E402,F401  (imported for their registration sid
     eval_command,
     ingest_command,
     search_command,
+    threads_command,
+    trace_command,
 )
 from agent.cli.app import app
 
