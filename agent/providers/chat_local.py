@@ -1,0 +1,252 @@
+"""The offline chat model: the bundled Qwen2.5-1.5B GGUF run by llama.cpp, as a LangChain chat model.
+
+The graph talks to it exactly as to ChatOpenAI: ``invoke``/``stream``/``batch``, callbacks (a streaming
+callback receives every token), usage metadata on the reply, and ``with_structured_output(Schema)``
+returning a validated pydantic instance (llama.cpp constrains the reply with a grammar compiled from the
+JSON schema).
+
+The weights load once per process per (path, context size, threads); a llama.cpp context is not
+thread-safe, so calls on one loaded model are serialised by its lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_openai_messages
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, Field
+
+from agent.errors import ProviderUnavailable
+from agent.providers.local_gguf import GGUF_FILENAME, ensure_local_gguf
+from agent.providers.structured_output import OutputSchema, structured_output_runnable
+from agent.settings import Settings
+
+PROVIDER_LABEL = "local LLM (llama.cpp)"
+
+# Sampling options a caller may override per call, e.g. ``model.bind(max_tokens=64)``.
+_PER_CALL_OPTIONS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "top_k",
+    "seed",
+    "repeat_penalty",
+    "response_format",
+)
+
+
+@dataclass
+class _LoadedLlama:
+    llama: Any  # llama_cpp.Llama; typed loosely so importing this module does not load llama.cpp
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    load_seconds: float = 0.0
+
+
+_LOADED: dict[tuple[str, int, int], _LoadedLlama] = {}
+_LOADING_LOCK = threading.Lock()
+
+
+def load_llama(model_path: Path, context_tokens: int, num_threads: int) -> _LoadedLlama:
+    """Return the process-wide llama.cpp model for this (path, context, threads), loading it once."""
+    key = (str(Path(model_path).resolve()), context_tokens, num_threads)
+    with _LOADING_LOCK:
+        loaded = _LOADED.get(key)
+        if loaded is None:
+            import time
+
+            from llama_cpp import Llama
+
+            started = time.perf_counter()
+            try:
+                llama = Llama(model_path=key[0], n_ctx=context_tokens, n_threads=num_threads, verbose=False)
+            except ValueError as exc:  # llama.cpp reports an unreadable model file as ValueError
+                raise ProviderUnavailable(PROVIDER_LABEL, f"cannot load {key[0]}: {exc}") from exc
+            loaded = _LoadedLlama(llama, load_seconds=time.perf_counter() - started)
+            _LOADED[key] = loaded
+    return loaded
+
+
+class _TokenCounter:
+    """A llama.cpp logits processor that only counts: prompt length and sampled tokens of a stream."""
+
+    def __init__(self) -> None:
+        self.prompt_tokens = 0
+        self.sampling_steps = 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.sampling_steps == 0:
+            self.prompt_tokens = len(input_ids)
+        self.sampling_steps += 1
+        return scores
+
+
+def _as_llama_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    converted = convert_to_openai_messages(list(messages))
+    result = []
+    for message in converted:
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = [part for part in content if not (isinstance(part, dict) and part.get("type") == "text")]
+            if parts:
+                raise ProviderUnavailable(PROVIDER_LABEL, "only text message content is supported")
+            message = {**message, "content": "".join(part["text"] for part in content)}
+        result.append(message)
+    return result
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> UsageMetadata:
+    return UsageMetadata(
+        input_tokens=prompt_tokens,
+        output_tokens=completion_tokens,
+        total_tokens=prompt_tokens + completion_tokens,
+    )
+
+
+class LocalLlamaChatModel(BaseChatModel):
+    """LangChain chat model over a local GGUF file run by llama-cpp-python."""
+
+    model_path: Path
+    model_name: str = Field(GGUF_FILENAME.removesuffix(".gguf"))
+    context_tokens: int = 4096
+    num_threads: int = 2
+    temperature: float = 0.0
+    max_tokens: int = 512
+    #: route ``invoke`` through the token stream so callbacks get ``on_llm_new_token`` (as in ChatOpenAI)
+    streaming: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LocalLlamaChatModel:
+        """Assemble (once) and point at the bundled GGUF, with the ``llm.*`` settings applied."""
+        return cls(
+            model_path=ensure_local_gguf(settings),
+            context_tokens=settings.llm.context_tokens,
+            num_threads=settings.llm.num_threads,
+            temperature=settings.llm.temperature,
+            max_tokens=settings.llm.max_tokens,
+        )
+
+    @property
+    def _llm_type(self) -> str:
+        return "ragpilot-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_name": self.model_name,
+            "context_tokens": self.context_tokens,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+    def loaded(self) -> _LoadedLlama:
+        """The loaded llama.cpp model (loads it on first use; about 2 s)."""
+        return load_llama(self.model_path, self.context_tokens, self.num_threads)
+
+    def _completion_options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        options: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        options.update({name: kwargs[name] for name in _PER_CALL_OPTIONS if kwargs.get(name) is not None})
+        if stop:
+            options["stop"] = stop
+        return options
+
+    def _context_overflow(self, exc: ValueError) -> ProviderUnavailable:
+        return ProviderUnavailable(
+            PROVIDER_LABEL, f"{exc}; shorten the prompt or raise llm.context_tokens ({self.context_tokens})"
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        loaded = self.loaded()
+        options = self._completion_options(stop, kwargs)
+        with loaded.lock:
+            try:
+                response = loaded.llama.create_chat_completion(_as_llama_messages(messages), **options)
+            except ValueError as exc:  # llama.cpp: "Requested tokens (...) exceed context window of ..."
+                raise self._context_overflow(exc) from exc
+        choice = response["choices"][0]
+        usage = response["usage"]
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            usage_metadata=_usage(usage["prompt_tokens"], usage["completion_tokens"]),
+            response_metadata={"finish_reason": choice["finish_reason"], "model_name": self.model_name},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        from llama_cpp import LogitsProcessorList
+
+        loaded = self.loaded()
+        options = self._completion_options(stop, kwargs)
+        counter = _TokenCounter()
+        finish_reason = None
+        # The lock is held for the whole stream; an abandoned stream releases it when it is closed.
+        with loaded.lock:
+            try:
+                pieces = loaded.llama.create_chat_completion(
+                    _as_llama_messages(messages),
+                    stream=True,
+                    logits_processor=LogitsProcessorList([counter]),
+                    **options,
+                )
+                for piece in pieces:
+                    choice = piece["choices"][0]
+                    finish_reason = choice.get("finish_reason") or finish_reason
+                    text = choice["delta"].get("content")
+                    if not text:
+                        continue
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                    if run_manager:
+                        run_manager.on_llm_new_token(text, chunk=chunk)
+                    yield chunk
+            except ValueError as exc:
+                raise self._context_overflow(exc) from exc
+        # Every sampling step produced a completion token except the end-of-turn token on a normal stop.
+        completion_tokens = counter.sampling_steps - (1 if finish_reason == "stop" else 0)
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata=_usage(counter.prompt_tokens, max(completion_tokens, 0)),
+                response_metadata={"finish_reason": finish_reason, "model_name": self.model_name},
+                chunk_position="last",
+            )
+        )
+
+    def with_structured_output(
+        self,
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        """A Runnable returning a validated ``schema`` instance (a dict for a JSON-schema dict).
+
+        The reply is grammar-constrained to the JSON schema; an invalid one (typically cut off by
+        ``max_tokens``) is retried once with the error shown and twice the token budget, then raises
+        ``StructuredOutputError``. Extra keyword arguments (``method``, ``strict``) are accepted for
+        signature compatibility with ChatOpenAI and ignored: there is one method here.
+        """
+        output_schema = OutputSchema.from_user(schema)
+        response_format = {"type": "json_object", "schema": output_schema.json_schema}
+        first = self.bind(response_format=response_format)
+        retry = self.bind(response_format=response_format, max_tokens=self.max_tokens * 2)
+        return structured_output_runnable(first, retry, output_schema, include_raw=include_raw)
