@@ -55,14 +55,24 @@ class IngestSettings(BaseModel):
 
 
 class EmbedderSettings(BaseModel):
+    # No "auto" here, unlike the LLM: the index is bound to the embedder that built it, so merely
+    # setting OPENAI_API_KEY must not silently switch embedders and orphan the index.
     provider: Literal["local", "openai"] = "local"
     model: str = Field("multilingual-e5-small", description="model name for the OpenAI provider")
     num_threads: int = Field(2, ge=1, le=64)
     dim: int | None = Field(None, description="vector size; required only for OpenAI models other than text-embedding-3-*")
+    base_url: str | None = Field(None, description="OpenAI-compatible embeddings endpoint; unset = openai_base_url")
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(2, ge=0, le=10)
 
 
 class LLMSettings(BaseModel):
-    provider: Literal["local", "openai"] = "local"
+    provider: Literal["auto", "local", "openai"] = Field(
+        "auto", description="auto = OpenAI when OPENAI_API_KEY or llm.base_url is set, else the local model"
+    )
+    structured_output: Literal["json_schema", "json_mode"] = Field(
+        "json_schema", description="OpenAI path: json_mode for compatible servers without json_schema support"
+    )
     model: str = "gpt-4o-mini"
     base_url: str | None = Field(None, description="any OpenAI-compatible endpoint")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
