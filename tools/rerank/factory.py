@@ -1,0 +1,50 @@
+"""Chooses the reranker from ``rerank.provider`` and the configured keys and paths."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from agent.errors import ConfigError
+from agent.settings import Settings
+from tools.rerank.base import Reranker
+from tools.rerank.noop import NoopReranker
+
+if TYPE_CHECKING:
+    from tools.knowledge_base.knowledge_base import KnowledgeBase
+
+ProviderChoice = Literal["cohere", "cross_encoder", "offline", "none"]
+
+
+def choose_reranker_provider(settings: Settings) -> ProviderChoice:
+    """The provider ``get_reranker`` builds. For "auto": Cohere when COHERE_API_KEY is set, else the
+    cross-encoder when ``rerank.cross_encoder_path`` is set, else the offline default."""
+    provider = settings.rerank.provider
+    if provider != "auto":
+        return provider
+    if settings.cohere_api_key:
+        return "cohere"
+    if settings.rerank.cross_encoder_path is not None:
+        return "cross_encoder"
+    return "offline"
+
+
+def get_reranker(settings: Settings, kb: KnowledgeBase | None = None) -> Reranker:
+    """Build the chosen reranker. ConfigError when an explicitly chosen provider lacks its key or model
+    (a configured cross-encoder that cannot load is an error too, not a silent fallback)."""
+    choice = choose_reranker_provider(settings)
+    # Providers are imported when chosen: each pulls in its own client library or model.
+    if choice == "none":
+        return NoopReranker()
+    if choice == "cohere":
+        if not settings.cohere_api_key:
+            raise ConfigError("rerank.provider is 'cohere' but COHERE_API_KEY is not set")
+        from tools.rerank.cohere import CohereReranker
+
+        return CohereReranker(settings)
+    if choice == "cross_encoder":
+        from tools.rerank.cross_encoder import CrossEncoderReranker
+
+        return CrossEncoderReranker(settings)
+    from tools.rerank.offline import OfflineReranker
+
+    return OfflineReranker(settings, kb=kb)
