@@ -4,13 +4,17 @@ Schema (identical in both implementations):
 - named dense vector ``dense`` (cosine, size = embedder dim);
 - named sparse vector ``bm25`` with ``Modifier.IDF`` (the engine applies IDF; documents carry
   BM25 term-frequency saturation weights from the shared ``SparseEncoder``);
-- payload = ``Chunk.model_dump(mode="json")`` plus ``committed`` (bool) and ``doc_version`` (str);
+- payload = ``Chunk.model_dump(mode="json")`` plus ``committed`` (bool), ``doc_version`` (str) and
+  ``ingest_signature`` (a fingerprint of the chunking settings, ACL, title and metadata the document was
+  indexed with, so changing any of them re-indexes an unchanged file);
 - payload indexes on ``doc_id``, ``source``, ``acl``, ``updated_at``, ``kind``, ``searchable``,
   ``committed``, ``keys.*`` lookups and any user metadata fields listed at creation.
 
 Visibility: ingestion writes a document's new chunks with ``committed=False``, flips them to True in
 one filtered payload update, then deletes the previous version. Every search and fetch ANDs
 ``committed=True``, so a crash mid-document never exposes a half-written document.
+
+Filters are the JSON form of ``store.filters`` (a dict, JSON text, or an already parsed ``AndFilter``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from typing import Any, Literal
 import numpy as np
 
 from tools.knowledge_base.records import Chunk
+from tools.knowledge_base.store.filters import AndFilter
+
+FilterInput = dict[str, Any] | str | AndFilter | None
 
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "bm25"
@@ -54,6 +61,7 @@ class DocumentState:
     content_hash: str
     doc_version: str
     chunks: int
+    ingest_signature: str = ""
 
 
 class VectorStore(ABC):
@@ -65,10 +73,16 @@ class VectorStore(ABC):
 
     @abstractmethod
     def upsert(
-        self, chunks: Sequence[Chunk], dense: np.ndarray | None, sparse: Sequence[SparseVec | None], doc_version: str
+        self,
+        chunks: Sequence[Chunk],
+        dense: np.ndarray | None,
+        sparse: Sequence[SparseVec | None],
+        doc_version: str,
+        ingest_signature: str = "",
     ) -> None:
         """Write points (uncommitted). ``dense`` rows / ``sparse`` items align with ``chunks``; a None
-        sparse item or a non-searchable chunk is stored without that vector."""
+        sparse item or a non-searchable chunk is stored without that vector. ``ingest_signature`` is
+        recorded on every point (see ``DocumentState.ingest_signature``)."""
 
     @abstractmethod
     def commit_document(self, doc_id: str, doc_version: str) -> None:
@@ -93,26 +107,44 @@ class VectorStore(ABC):
         mode: SearchMode,
         dense: np.ndarray | None,
         sparse: SparseVec | None,
-        filter: dict[str, Any] | None,
+        filter: FilterInput,
         limit: int,
         leg_depth: int,
         rrf_k: int,
         weights: tuple[float, float],
     ) -> list[StoredHit]:
-        """Search searchable, committed points. ``filter`` is the validated JSON filter form (already
-        including the ACL clause); hybrid fuses the dense and sparse legs with weighted RRF in the engine."""
+        """Search searchable, committed points. ``filter`` is the JSON filter form (already including the
+        ACL clause). Hybrid fuses the dense and sparse legs (each ``leg_depth`` deep) in the engine with
+        weighted RRF, ``score(d) = w_dense / (rrf_k + rank_dense(d)) + w_sparse / (rrf_k + rank_sparse(d))``
+        with 1-based ranks (a leg that missed ``d`` adds 0); ``weights`` is ``(w_dense, w_sparse)``.
+        Every hit reports the rank and raw score it had in each leg that found it."""
 
     @abstractmethod
-    def fetch(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """Committed chunks by chunk id (any that do not exist are skipped), in the order asked."""
+    def fetch(self, chunk_ids: Sequence[str], filter: FilterInput = None) -> list[Chunk]:
+        """Committed chunks by chunk id that also match ``filter`` (pass the ACL clause here), in the
+        order asked, each once; ids that do not exist or do not match are skipped."""
 
     @abstractmethod
-    def scroll(self, filter: dict[str, Any] | None, limit: int = 1000) -> Iterator[Chunk]:
-        """Every committed chunk matching ``filter``."""
+    def scroll(self, filter: FilterInput, limit: int = 1000) -> Iterator[Chunk]:
+        """Every committed chunk matching ``filter`` (``limit`` is the page size)."""
 
     @abstractmethod
-    def count(self) -> int:
-        """Committed points."""
+    def count(self, filter: FilterInput = None) -> int:
+        """Committed points (matching ``filter``)."""
+
+    def flush(self) -> None:  # noqa: B027 - optional hook: engines that persist on write need nothing
+        """Make every write durable (a no-op where the engine already is)."""
+
+    def optimize(self) -> bool:
+        """Build the vector indexes now (slow; only worth it for large collections). True if work was done."""
+        return False
 
     @abstractmethod
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Flush and release the store; idempotent."""
+
+    def __enter__(self) -> VectorStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

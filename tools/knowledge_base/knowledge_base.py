@@ -1,0 +1,62 @@
+"""The knowledge base handle: the store, the embedder, the sparse encoder and the embedding cache, opened
+together from settings so every reader and writer sees the same index with the same models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.providers.embedder_base import Embedder
+from agent.settings import Settings
+from tools.knowledge_base.embed_cache import EmbeddingCache
+from tools.knowledge_base.sparse import SparseEncoder
+from tools.knowledge_base.store.base import VectorStore
+from tools.knowledge_base.store.factory import open_store
+
+
+def _default_embedder(settings: Settings) -> Embedder:
+    try:
+        from agent.providers.embedder_factory import get_embedder
+    except ImportError:  # the factory module is written in parallel; the local model is the default anyway
+        from agent.providers.embedder_local_e5 import LocalE5Embedder
+
+        return LocalE5Embedder(settings.embedder.num_threads)
+    return get_embedder(settings)
+
+
+@dataclass
+class KnowledgeBase:
+    settings: Settings
+    store: VectorStore
+    embedder: Embedder
+    sparse: SparseEncoder
+    embed_cache: EmbeddingCache
+
+    @classmethod
+    def open(
+        cls, settings: Settings, *, embedder: Embedder | None = None, store: VectorStore | None = None
+    ) -> KnowledgeBase:
+        """Open the collection for ``settings`` (created if missing). Raises ConfigError when the index was
+        built with another embedder, ProviderUnavailable when the store cannot be reached or is locked."""
+        embedder = embedder or _default_embedder(settings)
+        sparse = SparseEncoder()
+        store = store or open_store(settings, sparse_encoder=sparse.name)
+        try:
+            store.ensure_collection(embedder.dim, embedder.name)
+            cache = EmbeddingCache(settings.home / "embeddings.sqlite", embedder.name, embedder.dim)
+        except BaseException:
+            store.close()
+            raise
+        return cls(settings=settings, store=store, embedder=embedder, sparse=sparse, embed_cache=cache)
+
+    def close(self) -> None:
+        """Flush and release the store and the cache."""
+        try:
+            self.store.close()
+        finally:
+            self.embed_cache.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,153 @@
+"""What both Qdrant backends share: payload layout, index metadata, visibility filters, hit assembly."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent.errors import ConfigError
+from tools.knowledge_base.records import Chunk
+from tools.knowledge_base.store.base import FilterInput, StoredHit
+from tools.knowledge_base.store.filters import AndFilter, MatchCondition, parse_filter
+
+#: bumped when the point layout changes in a way old indexes cannot serve
+SCHEMA_VERSION = 1
+UPSERT_BATCH = 256
+SCROLL_PAGE = 1000
+
+# Payload indexes created with the collection (field -> kind).
+INDEXED_FIELDS: dict[str, str] = {
+    "doc_id": "keyword",
+    "chunk_id": "keyword",
+    "source": "keyword",
+    "acl": "keyword",
+    "kind": "keyword",
+    "doc_version": "keyword",
+    "parent_id": "keyword",
+    "committed": "bool",
+    "searchable": "bool",
+    "updated_at": "datetime",
+}
+
+# Fields the store adds to a chunk's payload (not part of ``Chunk``).
+STORE_FIELDS = ("committed", "doc_version", "ingest_signature")
+
+
+@dataclass(frozen=True)
+class IndexIdentity:
+    """What vectors an index holds; an index never mixes two embedders or two sparse encoders."""
+
+    embedder: str
+    dim: int
+    sparse_encoder: str
+    schema_version: int = SCHEMA_VERSION
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "embedder": self.embedder,
+            "dim": self.dim,
+            "sparse_encoder": self.sparse_encoder,
+            "schema_version": self.schema_version,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> IndexIdentity:
+        return cls(
+            embedder=str(data.get("embedder", "")),
+            dim=int(data.get("dim", 0)),
+            sparse_encoder=str(data.get("sparse_encoder", "")),
+            schema_version=int(data.get("schema_version", 0)),
+        )
+
+    def check_matches(self, wanted: IndexIdentity, where: str) -> None:
+        """Raise ConfigError when an existing index was built with other models than this run uses."""
+        if self == wanted:
+            return
+        raise ConfigError(
+            f"the index {where} was built with embedder {self.embedder!r} (dim {self.dim}), sparse encoder "
+            f"{self.sparse_encoder!r}, schema {self.schema_version}; this run uses {wanted.embedder!r} (dim "
+            f"{wanted.dim}), {wanted.sparse_encoder!r}, schema {wanted.schema_version}. Vectors of different "
+            "models cannot be mixed: choose another collection name (qdrant.collection, env "
+            "RAGPILOT_QDRANT__COLLECTION) or delete the index and ingest again."
+        )
+
+
+def read_identity(path: Path) -> IndexIdentity | None:
+    if not path.exists():
+        return None
+    try:
+        return IndexIdentity.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"index metadata {path} is unreadable ({exc}); delete the index directory") from exc
+
+
+def write_identity(path: Path, identity: IndexIdentity) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(identity.as_dict(), indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def chunk_payload(chunk: Chunk, doc_version: str, ingest_signature: str) -> dict[str, Any]:
+    payload = chunk.model_dump(mode="json")
+    payload.update(committed=False, doc_version=doc_version, ingest_signature=ingest_signature)
+    return payload
+
+
+def chunk_from_payload(payload: dict[str, Any]) -> Chunk:
+    return Chunk.model_validate({k: v for k, v in payload.items() if k not in STORE_FIELDS})
+
+
+def visible(filter: FilterInput) -> AndFilter:
+    """``filter`` restricted to committed points: what every read goes through."""
+    user = parse_filter(filter)
+    committed = MatchCondition(field="committed", value=True)
+    return AndFilter(conditions=[user, committed] if user else [committed])
+
+
+def doc_condition(doc_id: str) -> MatchCondition:
+    return MatchCondition(field="doc_id", value=doc_id)
+
+
+def hybrid_hits(
+    fused: Sequence[tuple[str, float, dict[str, Any]]],
+    dense_leg: Sequence[tuple[str, float]],
+    sparse_leg: Sequence[tuple[str, float]],
+) -> list[StoredHit]:
+    """StoredHits of a fused result, each with its 1-based rank and raw score in the legs that found it.
+
+    Items are (point id, score[, payload]) as strings, so both engines' id types compare equal.
+    """
+    legs = {"dense": _ranks(dense_leg), "sparse": _ranks(sparse_leg)}
+    hits = []
+    for pid, score, payload in fused:
+        found = {name: ranks[pid] for name, ranks in legs.items() if pid in ranks}
+        hits.append(StoredHit(chunk=chunk_from_payload(payload), score=score, legs=found))
+    return hits
+
+
+def single_leg_hits(leg: str, results: Sequence[tuple[str, float, dict[str, Any]]]) -> list[StoredHit]:
+    return [
+        StoredHit(chunk=chunk_from_payload(payload), score=score, legs={leg: (rank, score)})
+        for rank, (_pid, score, payload) in enumerate(results, start=1)
+    ]
+
+
+def _ranks(leg: Sequence[tuple[str, float]]) -> dict[str, tuple[int, float]]:
+    return {pid: (rank, score) for rank, (pid, score) in enumerate(leg, start=1)}
+
+
+def in_asked_order(chunks: Iterable[Chunk], asked: Sequence[str]) -> list[Chunk]:
+    by_id = {c.chunk_id: c for c in chunks}
+    return [by_id[i] for i in dict.fromkeys(asked) if i in by_id]
+
+
+def stale_points(summaries: dict[str, str], points: Iterable[tuple[str, str, str]]) -> list[str]:
+    """Point ids an interrupted commit left behind, given the committed summary version of each
+    document and (point id, doc_id, doc_version) of every committed point: points of another version
+    than their document's summary (a crash between "commit" and "delete old"), and points of documents
+    with no committed summary at all (a crash after a changed document overwrote its summary)."""
+    return [pid for pid, doc_id, version in points if summaries.get(doc_id) != version]

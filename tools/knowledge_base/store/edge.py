@@ -1,0 +1,371 @@
+"""The embedded store: the Qdrant engine in-process (``qdrant-edge-py``), persisted under the data directory.
+
+Layout of ``index_dir``: ``shard/`` (the engine's segments and WAL), ``index.json`` (which embedder and
+sparse encoder built it), ``lock`` (held with ``flock`` while a process has the index open: the engine
+supports one process per shard, and the lock turns a second opener into a clear error instead of a
+corrupted shard).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+
+from agent.errors import ProviderUnavailable, RagpilotError
+from tools.knowledge_base.records import Chunk, point_id
+from tools.knowledge_base.store._shared import (
+    INDEXED_FIELDS,
+    SCROLL_PAGE,
+    UPSERT_BATCH,
+    IndexIdentity,
+    chunk_from_payload,
+    chunk_payload,
+    doc_condition,
+    hybrid_hits,
+    in_asked_order,
+    read_identity,
+    single_leg_hits,
+    stale_points,
+    visible,
+    write_identity,
+)
+from tools.knowledge_base.store.base import (
+    DENSE_VECTOR,
+    SPARSE_VECTOR,
+    DocumentState,
+    FilterInput,
+    SearchMode,
+    SparseVec,
+    StoredHit,
+    VectorStore,
+)
+from tools.knowledge_base.store.filters import AndFilter, MatchCondition, NotEqualCondition, to_edge
+
+_SCHEMA_TYPES = {
+    "keyword": qe.PayloadSchemaType.Keyword,
+    "bool": qe.PayloadSchemaType.Bool,
+    "datetime": qe.PayloadSchemaType.Datetime,
+    "integer": qe.PayloadSchemaType.Integer,
+    "float": qe.PayloadSchemaType.Float,
+}
+
+
+class IndexLocked(ProviderUnavailable):
+    """Another process has this embedded index open."""
+
+
+def _acquire_lock(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise IndexLocked(
+            "embedded Qdrant",
+            f"the index {path.parent} is already open (by pid {holder}); the embedded engine allows "
+            "one open store per index: close it or stop that process, or set QDRANT_URL to share a Qdrant server",
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+class EdgeStore(VectorStore):
+    """A knowledge-base collection in an embedded ``qdrant_edge.EdgeShard`` (see ``VectorStore``)."""
+
+    def __init__(
+        self, index_dir: Path, *, sparse_encoder: str, max_search_threads: int | None = None
+    ) -> None:
+        self.index_dir = Path(index_dir)
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        self._sparse_encoder = sparse_encoder
+        self._max_search_threads = max_search_threads
+        self._lock_fd: int | None = _acquire_lock(self.index_dir / "lock")
+        self._shard_dir = self.index_dir / "shard"
+        self._identity_path = self.index_dir / "index.json"
+        self._shard: Any = None
+        if self._identity_path.exists() and self._shard_dir.exists():
+            self._shard = qe.EdgeShard.load(str(self._shard_dir))
+
+    # ------------------------------------------------------------------------------------ lifecycle
+
+    def ensure_collection(self, dim: int, embedder_name: str) -> None:
+        wanted = IndexIdentity(embedder=embedder_name, dim=dim, sparse_encoder=self._sparse_encoder)
+        existing = read_identity(self._identity_path)
+        if existing is not None:
+            existing.check_matches(wanted, str(self.index_dir))
+        else:
+            write_identity(self._identity_path, wanted)
+        if self._shard is None:
+            config = qe.EdgeConfig(
+                vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+                sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+                max_search_threads=self._max_search_threads,
+            )
+            if self._shard_dir.exists() and any(self._shard_dir.iterdir()):
+                self._shard = qe.EdgeShard.load(str(self._shard_dir))
+            else:
+                self._shard = qe.EdgeShard.create(str(self._shard_dir), config)
+            for field, kind in INDEXED_FIELDS.items():
+                self._shard.update(qe.UpdateOperation.create_field_index(field, _SCHEMA_TYPES[kind]))
+
+    @property
+    def shard(self) -> Any:
+        if self._shard is None:
+            raise RagpilotError(
+                f"the index {self.index_dir} has no collection yet: call ensure_collection first"
+            )
+        return self._shard
+
+    def flush(self) -> None:
+        if self._shard is not None:
+            self._shard.flush()
+
+    def optimize(self) -> bool:
+        """Build HNSW and merge segments. Holds the GIL for its whole run (minutes at 100k points)."""
+        return bool(self.shard.optimize())
+
+    def close(self) -> None:
+        if self._shard is not None:
+            self._shard.flush()
+            self._shard.close()
+            self._shard = None
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # ---------------------------------------------------------------------------------------- writes
+
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        dense: np.ndarray | None,
+        sparse: Sequence[SparseVec | None],
+        doc_version: str,
+        ingest_signature: str = "",
+    ) -> None:
+        if dense is not None and len(dense) != len(chunks):
+            raise ValueError(f"{len(dense)} dense vectors for {len(chunks)} chunks")
+        if len(sparse) != len(chunks):
+            raise ValueError(f"{len(sparse)} sparse vectors for {len(chunks)} chunks")
+        points = []
+        for i, chunk in enumerate(chunks):
+            vectors: dict[str, Any] = {}
+            if chunk.searchable:
+                if dense is not None:
+                    vectors[DENSE_VECTOR] = np.asarray(dense[i], np.float32).tolist()
+                if sparse[i] is not None and sparse[i].indices:
+                    vectors[SPARSE_VECTOR] = qe.SparseVector(list(sparse[i].indices), list(sparse[i].values))
+            points.append(
+                qe.Point(chunk.point_id, vectors, chunk_payload(chunk, doc_version, ingest_signature))
+            )
+        for start in range(0, len(points), UPSERT_BATCH):
+            self.shard.update(qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH]))
+
+    def commit_document(self, doc_id: str, doc_version: str) -> None:
+        this_version = AndFilter(
+            conditions=[doc_condition(doc_id), MatchCondition(field="doc_version", value=doc_version)]
+        )
+        self.shard.update(
+            qe.UpdateOperation.set_payload_by_filter(to_edge(this_version), {"committed": True})
+        )
+        other_versions = AndFilter(
+            conditions=[doc_condition(doc_id), NotEqualCondition(field="doc_version", value=doc_version)]
+        )
+        self.shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge(other_versions)))
+
+    def delete_document(self, doc_id: str) -> int:
+        if self._shard is None:
+            return 0
+        only_doc = to_edge(AndFilter(conditions=[doc_condition(doc_id)]))
+        removed = self._shard.count(qe.CountRequest(exact=True, filter=only_doc))
+        if removed:
+            self._shard.update(qe.UpdateOperation.delete_points_by_filter(only_doc))
+        return int(removed)
+
+    def purge_uncommitted(self) -> int:
+        if self._shard is None:
+            return 0
+        uncommitted = to_edge(AndFilter(conditions=[MatchCondition(field="committed", value=False)]))
+        removed = int(self._shard.count(qe.CountRequest(exact=True, filter=uncommitted)))
+        if removed:
+            self._shard.update(qe.UpdateOperation.delete_points_by_filter(uncommitted))
+        summaries = {doc_id: state.doc_version for doc_id, state in self.documents().items()}
+        committed = (
+            (str(r.id), r.payload["doc_id"], r.payload.get("doc_version"))
+            for r in self._scroll_records(visible(None), ["doc_id", "doc_version"])
+        )
+        stale = stale_points(summaries, committed)
+        for start in range(0, len(stale), UPSERT_BATCH):
+            self._shard.update(qe.UpdateOperation.delete_points(stale[start : start + UPSERT_BATCH]))
+        return removed + len(stale)
+
+    # ----------------------------------------------------------------------------------------- reads
+
+    def documents(self) -> dict[str, DocumentState]:
+        if self._shard is None:
+            return {}
+        summaries = visible({"kind": "summary"})
+        counts = self._chunks_per_document()
+        states = {}
+        for record in self._scroll_records(
+            summaries, ["doc_id", "source", "content_hash", "doc_version", "ingest_signature"]
+        ):
+            p = record.payload
+            states[p["doc_id"]] = DocumentState(
+                doc_id=p["doc_id"],
+                source=p.get("source", ""),
+                content_hash=p.get("content_hash", ""),
+                doc_version=p.get("doc_version", ""),
+                chunks=counts.get(p["doc_id"], 0),
+                ingest_signature=p.get("ingest_signature") or "",
+            )
+        return states
+
+    def _chunks_per_document(self) -> dict[str, int]:
+        total = self.count()
+        if not total:
+            return {}
+        facet = self.shard.facet(
+            qe.FacetRequest(key="doc_id", limit=total, exact=True, filter=to_edge(visible(None)))
+        )
+        return {str(h.value): int(h.count) for h in facet.hits}
+
+    def query(
+        self,
+        *,
+        mode: SearchMode,
+        dense: np.ndarray | None,
+        sparse: SparseVec | None,
+        filter: FilterInput,
+        limit: int,
+        leg_depth: int,
+        rrf_k: int,
+        weights: tuple[float, float],
+    ) -> list[StoredHit]:
+        if self._shard is None:
+            return []
+        where = to_edge(visible(filter))
+        legs = self._legs(mode, dense, sparse)
+        if not legs:
+            return []
+        if mode != "hybrid":
+            ((name, leg_query),) = legs
+            found = self._shard.query(
+                qe.QueryRequest(limit=limit, query=leg_query, filter=where, with_payload=True)
+            )
+            return single_leg_hits(name, [(str(p.id), float(p.score), p.payload) for p in found])
+        leg_weight = {"dense": weights[0], "sparse": weights[1]}
+        prefetches = [
+            # A one-source RRF scores 1 / (rank + k - 1) (1-based rank): k + 1 gives the textbook 1 / (k + rank).
+            qe.Prefetch(
+                limit=leg_depth,
+                query=qe.Fusion.Rrf(k=rrf_k + 1),
+                prefetches=[qe.Prefetch(limit=leg_depth, query=leg_query, filter=where)],
+                filter=where,
+            )
+            for _name, leg_query in legs
+        ]
+        # Qdrant's own weighted RRF divides the rank by the weight; the documented formula multiplies the
+        # reciprocal rank by it, so the weighted sum is a score formula over the per-leg RRF scores.
+        terms = [
+            qe.Expression.Mult(
+                [qe.Expression.Constant(leg_weight[name]), qe.Expression.Variable(f"$score[{i}]")]
+            )
+            for i, (name, _q) in enumerate(legs)
+        ]
+        fused = qe.QueryRequest(
+            limit=limit,
+            prefetches=prefetches,
+            query=qe.Formula(
+                qe.Expression.Sum(terms), defaults={f"$score[{i}]": 0.0 for i in range(len(legs))}
+            ),
+            filter=where,
+            with_payload=True,
+        )
+        # The legs run in the same planned batch so each hit can report its rank and score per leg.
+        leg_requests = [
+            qe.QueryRequest(limit=leg_depth, query=q, filter=where, with_payload=False) for _n, q in legs
+        ]
+        results = self._shard.query_batch(qe.QueryBatchRequest([fused, *leg_requests]))
+        per_leg = {
+            name: [(str(p.id), float(p.score)) for p in res]
+            for (name, _q), res in zip(legs, results[1:], strict=True)
+        }
+        return hybrid_hits(
+            [(str(p.id), float(p.score), p.payload) for p in results[0]],
+            per_leg.get("dense", []),
+            per_leg.get("sparse", []),
+        )
+
+    @staticmethod
+    def _legs(mode: SearchMode, dense: np.ndarray | None, sparse: SparseVec | None) -> list[tuple[str, Any]]:
+        legs = []
+        if mode in ("dense", "hybrid"):
+            if dense is None:
+                raise ValueError(f"mode {mode!r} needs a dense query vector")
+            legs.append(
+                ("dense", qe.Query.Nearest(np.asarray(dense, np.float32).tolist(), using=DENSE_VECTOR))
+            )
+        if mode in ("sparse", "hybrid"):
+            if sparse is None:
+                raise ValueError(f"mode {mode!r} needs a sparse query vector")
+            # A query with no terms (only stop words) has no sparse leg.
+            if sparse.indices:
+                vector = qe.SparseVector(list(sparse.indices), list(sparse.values))
+                legs.append(("sparse", qe.Query.Nearest(vector, using=SPARSE_VECTOR)))
+        return legs
+
+    def fetch(self, chunk_ids: Sequence[str], filter: FilterInput = None) -> list[Chunk]:
+        if self._shard is None or not chunk_ids:
+            return []
+        wanted = list(dict.fromkeys(chunk_ids))
+        where = to_edge(visible(filter))
+        found: list[Chunk] = []
+        for start in range(0, len(wanted), SCROLL_PAGE):
+            ids = {point_id(c) for c in wanted[start : start + SCROLL_PAGE]}
+            records, _next = self._shard.scroll(
+                qe.ScrollRequest(
+                    limit=len(ids),
+                    filter=qe.Filter(must=[qe.HasIdCondition(ids), where]),
+                    with_payload=True,
+                    with_vector=False,
+                )
+            )
+            found.extend(chunk_from_payload(r.payload) for r in records)
+        return in_asked_order(found, chunk_ids)
+
+    def scroll(self, filter: FilterInput, limit: int = SCROLL_PAGE) -> Iterator[Chunk]:
+        if self._shard is None:
+            return
+        for record in self._scroll_records(visible(filter), True, page=limit):
+            yield chunk_from_payload(record.payload)
+
+    def _scroll_records(self, where: AndFilter, payload: Any, page: int = SCROLL_PAGE) -> Iterator[Any]:
+        selector = qe.PayloadSelector.Include(payload) if isinstance(payload, list) else payload
+        edge_filter = to_edge(where)
+        # Bounded: every page but the last is full, so this many pages cover every matching point.
+        max_pages = self._shard.count(qe.CountRequest(exact=True, filter=edge_filter)) // max(page, 1) + 2
+        offset = None
+        for _ in range(max_pages):
+            records, offset = self._shard.scroll(
+                qe.ScrollRequest(
+                    offset=offset, limit=page, filter=edge_filter, with_payload=selector, with_vector=False
+                )
+            )
+            yield from records
+            if offset is None:
+                return
+
+    def count(self, filter: FilterInput = None) -> int:
+        if self._shard is None:
+            return 0
+        return int(self._shard.count(qe.CountRequest(exact=True, filter=to_edge(visible(filter)))))
