@@ -1,0 +1,408 @@
+"""Ingestion: files → documents → chunks → vectors → the store, incrementally and crash-safely.
+
+One run:
+1. ``purge_uncommitted()``: whatever an interrupted earlier run left half-written is removed.
+2. Every candidate file is loaded; a document whose content hash and chunking settings match the
+   stored one is unchanged and costs nothing more (no chunking, no embedding).
+3. New and changed documents are chunked; their searchable chunks are embedded through the embedding
+   cache in batches that span documents (the embedder is the bottleneck, and small documents would
+   otherwise leave batches half empty); each document is then upserted uncommitted and committed,
+   which makes the new version visible and deletes the old one.
+4. With ``prune``, documents whose file is gone, and records no longer in a re-ingested file, are removed.
+
+Bad input (an unreadable file, a document the chunker rejects) is skipped with its reason; only a
+broken store or configuration aborts the run. Ctrl-C stops between documents: what was committed stays,
+nothing half-written is visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from agent.errors import IngestError, ProviderUnavailable, RagpilotError
+from agent.settings import ChunkingSettings, Settings
+from tools.knowledge_base.knowledge_base import KnowledgeBase
+from tools.knowledge_base.records import Chunk, LoadedDocument
+from tools.knowledge_base.store.base import DocumentState
+
+logger = logging.getLogger(__name__)
+
+
+class SkippedInput(BaseModel):
+    source: str
+    reason: str
+
+
+class IngestReport(BaseModel):
+    """What one ingest run did. ``embedded`` counts texts actually run through the embedder (cache misses)."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: list[SkippedInput] = Field(default_factory=list)
+    removed: int = 0
+    chunks_written: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    files: int = 0
+    warnings: list[str] = Field(default_factory=list)
+    recovered_points: int = Field(0, description="points of an interrupted earlier run removed at start")
+    interrupted: bool = False
+
+    @property
+    def indexed(self) -> int:
+        return self.added + self.updated
+
+    @property
+    def completed_anything(self) -> bool:
+        """True unless every input failed: something was indexed, found unchanged, or removed."""
+        return bool(self.added or self.updated or self.unchanged or self.removed)
+
+
+def ingest_signature(document: LoadedDocument, chunking: ChunkingSettings) -> str:
+    """A fingerprint of what shapes a document's stored points besides its content: the chunking
+    settings, its ACL, title and metadata. A document whose signature changed is re-indexed even if its
+    bytes did not (new ACL groups from a sidecar or ``--acl`` must reach every chunk)."""
+    canonical = json.dumps(
+        {
+            "chunking": chunking.model_dump(mode="json"),
+            "acl": sorted(document.acl),
+            "title": document.title,
+            "metadata": document.metadata,
+        },
+        sort_keys=True,
+        default=str,
+    )
+    return f"{chunking.method}-{hashlib.sha256(canonical.encode()).hexdigest()[:16]}"
+
+
+@dataclass
+class _PendingDocument:
+    document: LoadedDocument
+    chunks: list[Chunk]
+    change: Literal["added", "updated"]
+    searchable: list[int] = field(default_factory=list)  # indexes of chunks that get vectors
+
+
+class _StopFlag:
+    """Set by the first Ctrl-C so the run stops between documents; a second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_sigint(signum: int, frame: object) -> None:
+            if self.requested:
+                raise KeyboardInterrupt
+            self.requested = True
+            logger.warning(
+                "interrupt: finishing the current batch, then stopping (Ctrl-C again to abort now)"
+            )
+
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def ingest(
+    paths: Sequence[Path | str],
+    settings: Settings,
+    *,
+    prune: bool = False,
+    acl: list[str] | None = None,
+    progress: bool = True,
+    kb: KnowledgeBase | None = None,
+) -> IngestReport:
+    """Ingest files and directories into the knowledge base of ``settings`` (or ``kb``) and report.
+
+    Never raises for bad input (it is reported in ``skipped``); a broken configuration, store or
+    embedder raises (ConfigError, ProviderUnavailable, or the store's own error).
+    """
+    from tools.knowledge_base.chunkers.factory import chunk_document
+    from tools.knowledge_base.loaders.factory import iter_candidate_files, load_file
+
+    started = time.perf_counter()
+    report = IngestReport()
+    owns_kb = kb is None
+    kb = kb or KnowledgeBase.open(settings)
+    stop = _StopFlag()
+    try:
+        with stop.installed(), _Progress(enabled=progress) as bar:
+            report.recovered_points = kb.store.purge_uncommitted()
+            stored = kb.store.documents()
+
+            # Phase 1: load every file; keep only documents that need (re)indexing.
+            files = _candidate_files(paths, iter_candidate_files, report)
+            report.files = len(files)
+            pending: list[_PendingDocument] = []
+            loaded_by_source: dict[str, set[str]] = {}
+            seen: dict[str, str] = {}
+            bar.start_phase("reading ", total=len(files), unit="files")
+            for path in files:
+                if stop.requested:
+                    break
+                source = path.absolute().as_posix()
+                try:
+                    documents = load_file(path, settings, acl=acl, warnings=report.warnings)
+                except IngestError as exc:
+                    report.skipped.append(SkippedInput(source=exc.source, reason=exc.reason))
+                    bar.advance()
+                    continue
+                loaded_by_source[source] = {d.doc_id for d in documents}
+                for document in documents:
+                    if document.doc_id in seen:
+                        report.skipped.append(
+                            SkippedInput(
+                                source=document.source,
+                                reason=f"duplicate doc_id {document.doc_id!r} (first read from {seen[document.doc_id]})",
+                            )
+                        )
+                        continue
+                    seen[document.doc_id] = document.source
+                    change = _change_of(document, stored.get(document.doc_id), settings.chunking)
+                    if change == "unchanged":
+                        report.unchanged += 1
+                    else:
+                        pending.append(_PendingDocument(document=document, chunks=[], change=change))
+                bar.advance()
+
+            # Phase 2: chunk, embed in cross-document batches, upsert and commit one document at a time.
+            bar.start_phase("indexing", total=len(pending), unit="docs")
+            for group in _batches_of_documents(pending, settings, kb, chunk_document, report):
+                if stop.requested:
+                    break
+                _index_group(group, kb, settings, report, bar, stop)
+
+            if prune and not stop.requested:
+                report.removed += _prune(kb, stored, loaded_by_source)
+            report.interrupted = stop.requested
+    except KeyboardInterrupt:
+        # A second Ctrl-C: the document being written stays uncommitted (invisible) and is purged next run.
+        report.interrupted = True
+    finally:
+        try:
+            kb.store.flush()
+        finally:
+            if owns_kb:
+                kb.close()
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _candidate_files(
+    paths: Sequence[Path | str], iter_candidate_files: Callable, report: IngestReport
+) -> list[Path]:
+    files: dict[Path, None] = {}
+    for given in paths:
+        try:
+            supported, unsupported = iter_candidate_files([given])
+        except IngestError as exc:
+            report.skipped.append(SkippedInput(source=exc.source, reason=exc.reason))
+            continue
+        files.update(dict.fromkeys(supported))
+        for path in unsupported:
+            report.skipped.append(SkippedInput(source=path.as_posix(), reason="unsupported file type"))
+    return list(files)
+
+
+def _change_of(
+    document: LoadedDocument, stored: DocumentState | None, chunking: ChunkingSettings
+) -> Literal["added", "updated", "unchanged"]:
+    if stored is None:
+        return "added"
+    unchanged = stored.content_hash == document.content_hash and stored.ingest_signature == ingest_signature(
+        document, chunking
+    )
+    return "unchanged" if unchanged else "updated"
+
+
+def _batches_of_documents(
+    pending: Iterable[_PendingDocument],
+    settings: Settings,
+    kb: KnowledgeBase,
+    chunk_document: Callable,
+    report: IngestReport,
+) -> Iterator[list[_PendingDocument]]:
+    """Chunk documents lazily and group them so each group fills at least one embedding batch."""
+    group: list[_PendingDocument] = []
+    texts_in_group = 0
+    for item in pending:
+        try:
+            item.chunks = chunk_document(item.document, settings.chunking, kb.embedder.count_tokens)
+        except RagpilotError as exc:
+            report.skipped.append(SkippedInput(source=item.document.source, reason=f"chunking failed: {exc}"))
+            continue
+        item.searchable = [i for i, c in enumerate(item.chunks) if c.searchable]
+        group.append(item)
+        texts_in_group += len(item.searchable)
+        if texts_in_group >= settings.ingest.embed_batch_size:
+            yield group
+            group, texts_in_group = [], 0
+    if group:
+        yield group
+
+
+def _index_group(
+    group: list[_PendingDocument],
+    kb: KnowledgeBase,
+    settings: Settings,
+    report: IngestReport,
+    bar: _Progress,
+    stop: _StopFlag,
+) -> None:
+    vectors = _embed_group(group, kb, settings, report)
+    for item in group:
+        if stop.requested:
+            return
+        if id(item) not in vectors:
+            continue  # its embedding failed and it was reported as skipped
+        dense = np.zeros((len(item.chunks), kb.embedder.dim), np.float32)
+        for row, index in enumerate(item.searchable):
+            dense[index] = vectors[id(item)][row]
+        sparse = [kb.sparse.encode_document(c.index_text()) if c.searchable else None for c in item.chunks]
+        version = uuid.uuid4().hex
+        kb.store.upsert(
+            item.chunks, dense, sparse, version, ingest_signature(item.document, settings.chunking)
+        )
+        kb.store.commit_document(item.document.doc_id, version)
+        report.chunks_written += len(item.chunks)
+        if item.change == "added":
+            report.added += 1
+        else:
+            report.updated += 1
+        bar.advance(chunks=len(item.chunks))
+
+
+def _embed_group(
+    group: list[_PendingDocument], kb: KnowledgeBase, settings: Settings, report: IngestReport
+) -> dict[int, np.ndarray]:
+    """Vectors of each document's searchable chunks, keyed by ``id(item)``. If the batch fails on some
+    input, documents are retried one at a time so only the offending ones are skipped."""
+    batch = settings.ingest.embed_batch_size
+
+    def embed(items: list[_PendingDocument]) -> dict[int, np.ndarray]:
+        texts = [item.chunks[i].index_text() for item in items for i in item.searchable]
+        matrix, embedded = kb.embed_cache.embed(texts, kb.embedder.embed_passages, batch)
+        report.embedded += embedded
+        out, start = {}, 0
+        for item in items:
+            out[id(item)] = matrix[start : start + len(item.searchable)]
+            start += len(item.searchable)
+        return out
+
+    try:
+        return embed(group)
+    except (ProviderUnavailable, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - isolate the document the embedder rejects
+        if len(group) == 1:
+            item = group[0]
+            report.skipped.append(
+                SkippedInput(
+                    source=item.document.source, reason=f"embedding failed ({type(exc).__name__}: {exc})"
+                )
+            )
+            return {}
+    vectors: dict[int, np.ndarray] = {}
+    for item in group:
+        vectors.update(_embed_group([item], kb, settings, report))
+    return vectors
+
+
+def _prune(kb: KnowledgeBase, stored: dict[str, DocumentState], loaded_by_source: dict[str, set[str]]) -> int:
+    """Remove documents whose source file is gone, and documents of a file read in this run that the file
+    no longer contains (records dropped from a JSONL corpus)."""
+    removed = 0
+    for doc_id, state in stored.items():
+        source = state.source
+        gone = bool(source) and Path(source).is_absolute() and not Path(source).exists()
+        dropped = source in loaded_by_source and doc_id not in loaded_by_source[source]
+        if gone or dropped:
+            kb.store.delete_document(doc_id)
+            removed += 1
+    return removed
+
+
+class _Progress:
+    """A rich progress bar on stderr (documents, chunks, chunks/s, ETA), or nothing."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._progress = None
+        self._task = None
+        self._chunks = 0
+        self._phase_started = time.perf_counter()
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn(
+                    "{task.fields[unit]} · {task.fields[chunks]} chunks · {task.fields[rate]} chunks/s"
+                ),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(None, None, None)
+
+    def start_phase(self, description: str, total: int, unit: str) -> None:
+        if self._progress is None:
+            return
+        if self._task is not None:
+            self._progress.update(self._task, visible=False)
+        self._chunks = 0
+        self._phase_started = time.perf_counter()
+        self._task = self._progress.add_task(description, total=total, unit=unit, chunks=0, rate="-")
+
+    def advance(self, chunks: int = 0) -> None:
+        if self._progress is None or self._task is None:
+            return
+        self._chunks += chunks
+        elapsed = max(time.perf_counter() - self._phase_started, 1e-6)
+        self._progress.update(
+            self._task,
+            advance=1,
+            chunks=self._chunks,
+            rate=f"{self._chunks / elapsed:.1f}" if self._chunks else "-",
+        )
