@@ -48,8 +48,9 @@ def _hit_line(index: int, hit: Mapping[str, Any]) -> str:
         parts.append(f"[dim]{_short(hit['chunk_id'], 40)}[/]")
     if hit.get("origin") == "web":
         parts.append("[magenta]web[/]")
-    if "score" in hit and hit["score"] is not None:
-        parts.append(f"score {_num(hit['score'])}")
+    for score_key, label in (("score", "score"), ("fused_score", "fused")):
+        if hit.get(score_key) is not None:
+            parts.append(f"{label} {_num(hit[score_key])}")
     legs = hit.get("legs") or {}
     if isinstance(legs, Mapping) and legs:
         leg_texts = []
@@ -150,6 +151,8 @@ def add_decision(branch: Tree, decision: Mapping[str, Any]) -> None:
                 sub.add(_verdict_line(item) if isinstance(item, Mapping) else _short(item))
         elif key in ("crag_action", "action"):
             branch.add(f"CRAG action: [bold]{_short(value)}[/]")
+        elif key in ("grade", "crag_grade") and isinstance(value, str):
+            branch.add(f"CRAG grade: [bold]{_short(value)}[/]")
         elif isinstance(value, Mapping) and _retry_text(value) is not None:
             branch.add(f"{escape(key)}: {_retry_text(value)}")
         else:
