@@ -118,6 +118,7 @@ class FakeHTTPServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms delayed-ACK stalls between header and body writes
 
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
