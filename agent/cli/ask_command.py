@@ -1,0 +1,74 @@
+"""``ragpilot ask "question"``: one answer with numbered sources (or one JSON object with ``--json``)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from agent.answer import Answer
+from agent.cli.app import app
+from agent.errors import ConfigError, FilterError, RagpilotError
+
+
+class RouteOption(StrEnum):
+    auto = "auto"
+    direct = "direct"
+    single = "single"
+    iterative = "iterative"
+
+
+def format_answer(answer: Answer) -> str:
+    """The answer text, then its numbered sources (title, location, page or URL)."""
+    lines = [answer.answer.strip()]
+    if answer.citations:
+        lines += ["", "Sources:"]
+        for citation in answer.citations:
+            where = citation.url or citation.source
+            page = f", p.{citation.page}" if citation.page is not None else ""
+            title = citation.title or citation.doc_id
+            lines.append(f"  [{citation.n}] {title} — {where}{page}")
+    flagged = [v for v in answer.support if v.verdict in ("partially", "unchecked") and not v.removed]
+    removed = [v for v in answer.support if v.removed]
+    if removed:
+        lines += ["", f"({len(removed)} unsupported sentence(s) removed from the answer)"]
+    if flagged:
+        lines += ["", f"(not fully verified against the sources: {len(flagged)} sentence(s))"]
+    return "\n".join(lines)
+
+
+@app.command("ask")
+def ask_command(
+    question: Annotated[str, typer.Argument(help="the question, in English or Chinese")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the Answer as one JSON object (last line)")
+    ] = False,
+    route: Annotated[
+        RouteOption, typer.Option("--route", help="force a route instead of the classifier")
+    ] = RouteOption.auto,
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="continue (or start) this conversation thread")
+    ] = None,
+    groups: Annotated[
+        list[str] | None, typer.Option("--group", help="ask as these ACL groups (repeatable)")
+    ] = None,
+) -> None:
+    """Answer a question from the knowledge base, citing numbered sources."""
+    from agent.agent import Agent
+
+    agent = None
+    try:
+        agent = Agent()
+        answer = agent.ask(question, thread_id=thread, groups=groups, route=route.value)
+    except RagpilotError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2 if isinstance(exc, ConfigError | FilterError) else 1) from None
+    finally:
+        if agent is not None:
+            agent.close()
+    if as_json:
+        typer.echo(json.dumps(answer.model_dump(mode="json"), ensure_ascii=False))
+    else:
+        typer.echo(format_answer(answer))
