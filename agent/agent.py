@@ -1,0 +1,198 @@
+"""``Agent``: the Python entry point. ``Agent().ask("question") -> Answer``.
+
+One ``Agent`` holds the collaborators (models, knowledge base) and two compilations of the same graph:
+``graph`` keeps threads in the checkpointer (SQLite at ``settings.threads_db`` by default) and is used
+when a ``thread_id`` is given; a stateless one serves one-off questions, so they leave no checkpoints.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from agent.answer import Answer, Citation, SupportVerdict
+from agent.errors import ConfigError
+from agent.settings import Settings, load_settings
+from graphs.rag.checkpointer import open_checkpointer
+from graphs.rag.graph import build_graph
+from graphs.rag.resources import Resources
+
+ROUTES = ("auto", "direct", "single", "iterative")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Agent:
+    """Ask questions of the knowledge base through the agent graph.
+
+    ``resources`` and ``checkpointer`` are injectable (tests, embedding apps); by default both are built
+    from ``settings`` on first use.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        resources: Resources | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.resources = resources or Resources(self.settings)
+        self._checkpointer = checkpointer
+        self._graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self._stateless_graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The compiled graph with the thread checkpointer (runs need ``configurable.thread_id``)."""
+        with self._lock:
+            if self._graph is None:
+                if self._checkpointer is None:
+                    self._checkpointer = open_checkpointer(self.settings)
+                self._graph = build_graph(
+                    self.settings, resources=self.resources, checkpointer=self._checkpointer
+                )
+            return self._graph
+
+    @property
+    def stateless_graph(self) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The same graph without a checkpointer, for questions outside any thread."""
+        with self._lock:
+            if self._stateless_graph is None:
+                self._stateless_graph = build_graph(self.settings, resources=self.resources)
+            return self._stateless_graph
+
+    def graph_for(self, thread_id: str | None) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """``graph`` for a thread, ``stateless_graph`` without one."""
+        return self.graph if thread_id else self.stateless_graph
+
+    def run_request(
+        self,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        groups: Sequence[str] | None = None,
+        route: str | None = None,
+        run_id: str | None = None,
+    ) -> tuple[dict[str, Any], RunnableConfig]:
+        """The graph input and run config for one turn (run with ``graph_for(thread_id)``)."""
+        if route is not None and route not in ROUTES:
+            raise ConfigError(f"route must be one of {', '.join(ROUTES)}, got {route!r}")
+        if groups is not None and (
+            isinstance(groups, str) or not groups or not all(g.strip() for g in groups)
+        ):
+            raise ConfigError("groups must be a non-empty list of non-empty group names")
+        configurable: dict[str, Any] = {"user_groups": list(groups or self.settings.user_groups)}
+        if thread_id:
+            configurable["thread_id"] = thread_id
+        config: RunnableConfig = {
+            "configurable": configurable,
+            "run_id": uuid.UUID(hex=run_id) if run_id else uuid.uuid4(),
+            "run_name": "ragpilot",
+            "recursion_limit": 100,  # never reached: every loop has its own bound in settings.graph
+        }
+        return {"question": question, "route_request": route or "auto"}, config
+
+    def stream_steps(
+        self,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        groups: Sequence[str] | None = None,
+        route: str | None = None,
+        run_id: str | None = None,
+    ) -> Iterator[dict[str, Any] | Answer]:
+        """Yield each node's step entry as it finishes (``{"node", "started_at", "ms", "decision"}``),
+        then the ``Answer`` last. ``ask`` is this, consumed."""
+        run_id = run_id or new_run_id()
+        graph_input, config = self.run_request(
+            question, thread_id=thread_id, groups=groups, route=route, run_id=run_id
+        )
+        started = time.perf_counter()
+        final_state: dict[str, Any] = {}
+        for mode, chunk in self.graph_for(thread_id).stream(
+            graph_input, config, stream_mode=["updates", "values"]
+        ):
+            if mode == "values":
+                final_state = chunk
+                continue
+            for update in chunk.values():
+                yield from steps_in(update)
+        yield self.answer_from_state(
+            final_state, run_id=run_id, total_ms=(time.perf_counter() - started) * 1000.0, thread_id=thread_id
+        )
+
+    def ask(
+        self,
+        question: str,
+        thread_id: str | None = None,
+        groups: Sequence[str] | None = None,
+        route: str | None = None,
+    ) -> Answer:
+        """Answer ``question`` (continuing ``thread_id`` when given) as the caller ``groups``.
+
+        ``route`` forces direct / single / iterative instead of the classifier ("auto")."""
+        answer: Answer | None = None
+        for item in self.stream_steps(question, thread_id=thread_id, groups=groups, route=route):
+            if isinstance(item, Answer):
+                answer = item
+        assert answer is not None  # stream_steps always ends with the answer or raises
+        return answer
+
+    def answer_from_state(
+        self, state: dict[str, Any], *, run_id: str, total_ms: float = 0.0, thread_id: str | None = None
+    ) -> Answer:
+        """The typed ``Answer`` of a finished turn's state (full state or the graph's output)."""
+        return answer_from_state(state, run_id=run_id, total_ms=total_ms, thread_id=thread_id)
+
+    def close(self) -> None:
+        self.resources.close()
+
+
+def steps_in(update: Any) -> list[dict[str, Any]]:
+    """The step entries in one node's streamed update (``Overwrite`` resets included)."""
+    if not isinstance(update, dict):
+        return []
+    steps = update.get("steps")
+    steps = getattr(steps, "value", steps)  # Overwrite([...]) at turn start
+    return list(steps or [])
+
+
+def answer_from_state(
+    state: dict[str, Any], *, run_id: str, total_ms: float = 0.0, thread_id: str | None = None
+) -> Answer:
+    timings: dict[str, float] = {}
+    for step in state.get("steps") or []:
+        timings[step["node"]] = round(timings.get(step["node"], 0.0) + float(step["ms"]), 1)
+    return Answer(
+        question=state.get("question", ""),
+        answer=state.get("answer", ""),
+        citations=[Citation.model_validate(c) for c in state.get("citations") or []],
+        route=state.get("route"),
+        route_confidence=state.get("route_confidence"),
+        crag_grade=state.get("crag_grade"),
+        crag_action=state.get("crag_action"),
+        refused=bool(state.get("refused")),
+        refusal_reason=state.get("refusal_reason"),
+        support=[SupportVerdict.model_validate(v) for v in state.get("support") or []],
+        answers_question=state.get("answers_question"),
+        queries=list(state.get("queries_issued") or []),
+        llm_calls=int(state.get("llm_calls") or 0),
+        llm_input_tokens=int(state.get("llm_input_tokens") or 0),
+        llm_output_tokens=int(state.get("llm_output_tokens") or 0),
+        timings=timings,
+        total_ms=round(total_ms, 1),
+        run_id=run_id,
+        thread_id=thread_id,
+        standalone_question=state.get("standalone_question"),
+    )

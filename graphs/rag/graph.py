@@ -1,0 +1,123 @@
+"""The agent graph's wiring: nodes and edges only (node bodies live in ``nodes/``, edge logic in ``routing.py``).
+
+start_turn → [contextualize] → route_question
+  direct    → generate_direct → finalize_answer
+  single    → [reuse_or_retrieve] → transform_query → retrieve → grade_retrieval (CRAG)
+                correct → expand_context; ambiguous → web_search → expand_context;
+                incorrect → web_search | crag_retry → retrieve | refuse
+  iterative → retrieve ⇄ ircot_reason (IRCoT) → expand_context
+expand_context → refine_passages → generate_answer → check_support (IsSup + IsUse)
+  unsupported → regenerate_answer → check_support; not useful → usefulness_retry → retrieve
+  → finalize_answer | refuse
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agent.settings import Settings
+from graphs.rag import routing
+from graphs.rag.nodes.check_support import check_support
+from graphs.rag.nodes.contextualize import contextualize
+from graphs.rag.nodes.expand import expand_context
+from graphs.rag.nodes.finalize_answer import finalize_answer
+from graphs.rag.nodes.generate_answer import generate_answer, generate_direct, regenerate_answer
+from graphs.rag.nodes.grade_retrieval import grade_retrieval
+from graphs.rag.nodes.ircot import ircot_reason
+from graphs.rag.nodes.refine_passages import refine_passages
+from graphs.rag.nodes.refuse import refuse
+from graphs.rag.nodes.retrieve import retrieve
+from graphs.rag.nodes.reuse_or_retrieve import reuse_or_retrieve
+from graphs.rag.nodes.rewrite_query import crag_retry, usefulness_retry
+from graphs.rag.nodes.route_question import route_question
+from graphs.rag.nodes.start_turn import start_turn
+from graphs.rag.nodes.transform_query import transform_query
+from graphs.rag.nodes.web_fallback import web_search
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagInput, RagOutput, RagState
+
+NODES = {
+    "start_turn": start_turn,
+    "contextualize": contextualize,
+    "route_question": route_question,
+    "reuse_or_retrieve": reuse_or_retrieve,
+    "transform_query": transform_query,
+    "retrieve": retrieve,
+    "ircot_reason": ircot_reason,
+    "grade_retrieval": grade_retrieval,
+    "web_search": web_search,
+    "crag_retry": crag_retry,
+    "expand_context": expand_context,
+    "refine_passages": refine_passages,
+    "generate_answer": generate_answer,
+    "regenerate_answer": regenerate_answer,
+    "check_support": check_support,
+    "usefulness_retry": usefulness_retry,
+    "generate_direct": generate_direct,
+    "finalize_answer": finalize_answer,
+    "refuse": refuse,
+}
+
+
+def build_graph(
+    settings: Settings,
+    *,
+    resources: Resources | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the RAG graph. ``resources`` defaults to collaborators built lazily from ``settings``;
+    pass a ``checkpointer`` to keep threads (see ``graphs.rag.checkpointer.open_checkpointer``)."""
+    resources = resources or Resources(settings)
+    bounds = settings.graph
+    builder = StateGraph(RagState, input_schema=RagInput, output_schema=RagOutput)
+    for name, node in NODES.items():
+        builder.add_node(name, partial(node, resources=resources))
+
+    builder.add_edge(START, "start_turn")
+    builder.add_conditional_edges("start_turn", routing.after_start, ["contextualize", "route_question"])
+    builder.add_edge("contextualize", "route_question")
+    builder.add_conditional_edges(
+        "route_question",
+        routing.after_route,
+        ["generate_direct", "reuse_or_retrieve", "transform_query", "retrieve"],
+    )
+    builder.add_conditional_edges(
+        "reuse_or_retrieve", routing.after_reuse, ["generate_answer", "transform_query", "retrieve"]
+    )
+    builder.add_edge("transform_query", "retrieve")
+    builder.add_conditional_edges(
+        "retrieve",
+        partial(routing.after_retrieve, bounds=bounds),
+        ["grade_retrieval", "ircot_reason", "expand_context"],
+    )
+    builder.add_conditional_edges("ircot_reason", routing.after_ircot, ["retrieve", "expand_context"])
+    builder.add_conditional_edges(
+        "grade_retrieval", routing.after_grade, ["expand_context", "web_search", "crag_retry", "refuse"]
+    )
+    builder.add_conditional_edges(
+        "web_search", partial(routing.after_web, bounds=bounds), ["expand_context", "crag_retry", "refuse"]
+    )
+    builder.add_edge("crag_retry", "retrieve")
+    builder.add_edge("expand_context", "refine_passages")
+    builder.add_conditional_edges("refine_passages", routing.after_refine, ["generate_answer", "refuse"])
+    for generator in ("generate_answer", "regenerate_answer"):
+        builder.add_conditional_edges(
+            generator,
+            partial(routing.after_generate, bounds=bounds),
+            ["check_support", "usefulness_retry", "refuse"],
+        )
+    builder.add_conditional_edges(
+        "check_support",
+        partial(routing.after_support, bounds=bounds),
+        ["regenerate_answer", "usefulness_retry", "finalize_answer", "refuse"],
+    )
+    builder.add_edge("usefulness_retry", "retrieve")
+    builder.add_edge("generate_direct", "finalize_answer")
+    builder.add_edge("finalize_answer", END)
+    builder.add_edge("refuse", END)
+    return builder.compile(checkpointer=checkpointer, name="ragpilot")

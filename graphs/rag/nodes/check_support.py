@@ -1,0 +1,83 @@
+"""Self-RAG's IsSup and IsUse in ONE structured LLM call.
+
+Each answer sentence is judged against the passages the answer cites (fully / partially / not
+supported), and the answer as a whole is judged on whether it answers the question. A malformed
+judgement (``StructuredOutputError``) leaves every sentence 'unchecked' — never 'supported'.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
+
+from agent.answer import SupportVerdict
+from graphs.rag.nodes._citations import answer_sentences
+from graphs.rag.nodes._llm import ask_structured
+from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+from prompts import load_prompt
+
+
+class SentenceSupport(BaseModel):
+    n: int = Field(description="the sentence number")
+    support: Literal["fully", "partially", "not"]
+
+
+class SupportJudgement(BaseModel):
+    sentences: list[SentenceSupport]
+    answers_question: bool
+
+
+def judgement_prompt(state: RagState) -> tuple[str, str, list[SupportVerdict]]:
+    """(system, user, sentences still unjudged) for the check of ``answer_draft``."""
+    sentences = answer_sentences(state.get("answer_draft") or "")
+    context = state.get("context") or []
+    cited = {n for s in sentences for n in s.citations}
+    passages = [p for p in context if p["n"] in cited] or list(context)
+    numbered = "\n".join(f"{i}. {neutralise_delimiters(s.text)}" for i, s in enumerate(sentences, start=1))
+    user = (
+        f"{format_passages(passages)}\n\nQuestion: {state['standalone_question']}\n\n"
+        f"Answer sentences:\n<sentences>\n{numbered}\n</sentences>"
+    )
+    pending = [SupportVerdict(sentence=s.text, citations=s.citations, verdict="unchecked") for s in sentences]
+    return load_prompt("check_support"), user, pending
+
+
+@records_step("check_support")
+def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    system, user, verdicts = judgement_prompt(state)
+    judgement, error = ask_structured(resources.llm, SupportJudgement, system, user, config)
+    graph = resources.settings.graph
+    counters = {
+        "support_retries": {"counter": state.get("support_retries", 0), "bound": graph.max_support_retries},
+        "usefulness_retries": {
+            "counter": state.get("usefulness_retries", 0),
+            "bound": graph.max_usefulness_retries,
+        },
+    }
+    if judgement is None:
+        return {
+            "support": [v.model_dump() for v in verdicts],
+            "answers_question": None,
+            "decision": {"error": error, "fallback": "sentences left unchecked", **counters},
+        }
+    by_number = {j.n: j.support for j in judgement.sentences}
+    for i, verdict in enumerate(verdicts, start=1):
+        if i in by_number:
+            verdict.verdict = by_number[i]
+    return {
+        "support": [v.model_dump() for v in verdicts],
+        "answers_question": judgement.answers_question,
+        "decision": {
+            "verdicts": [
+                {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
+                for v in verdicts
+            ],
+            "answers_question": judgement.answers_question,
+            **counters,
+        },
+    }

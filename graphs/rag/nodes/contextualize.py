@@ -1,0 +1,58 @@
+"""Follow-up → standalone question, using the thread's history (issue 5's chat relies on this)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+
+from graphs.rag.nodes._llm import ask_text, one_line
+from graphs.rag.nodes._passages import neutralise_delimiters
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+from prompts import load_prompt
+
+# A history message longer than this is cut: the rewrite needs the topic, not the whole answer.
+HISTORY_MESSAGE_CHARS = 600
+
+
+def earlier_turns(messages: list[BaseMessage], turns: int) -> list[BaseMessage]:
+    """The conversation before the current question, at most ``turns`` user/assistant pairs."""
+    history = [m for m in messages[:-1] if isinstance(m, HumanMessage | AIMessage)]
+    return history[-2 * turns :] if turns else []
+
+
+def format_history(history: list[BaseMessage]) -> str:
+    lines = []
+    for message in history:
+        speaker = "User" if isinstance(message, HumanMessage) else "Assistant"
+        text = message.text.strip().replace("\n", " ")
+        if len(text) > HISTORY_MESSAGE_CHARS:
+            text = text[:HISTORY_MESSAGE_CHARS] + " …"
+        lines.append(f"{speaker}: {neutralise_delimiters(text)}")
+    return "\n".join(lines)
+
+
+@records_step("contextualize")
+def contextualize(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """Rewrite the question into a standalone one with one LLM call; keep it unchanged if the reply is empty."""
+    question = state["question"]
+    history = earlier_turns(list(state.get("messages") or []), resources.settings.chat.history_turns)
+    if not history:
+        return {"standalone_question": question, "decision": {"rewritten": False, "reason": "no history"}}
+    user = (
+        f"Conversation so far:\n<conversation>\n{format_history(history)}\n</conversation>\n\n"
+        f"Latest message: {question}\n\nStandalone question:"
+    )
+    rewritten = one_line(ask_text(resources.llm, load_prompt("contextualize_question"), user, config), 500)
+    standalone = rewritten or question
+    return {
+        "standalone_question": standalone,
+        "decision": {
+            "rewritten": standalone != question,
+            "standalone_question": standalone,
+            "history_messages": len(history),
+        },
+    }

@@ -1,0 +1,71 @@
+"""The answer as delivered: unsupported sentences removed (after the retry bound), citations resolved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+
+from agent.answer import Citation
+from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import ContextPassage, RagState
+
+
+def citations_for(answer: str, context: list[ContextPassage]) -> list[dict[str, Any]]:
+    """One ``Citation`` per passage number cited in ``answer``, in order of first citation."""
+    by_number = {p["n"]: p for p in context}
+    citations = []
+    for n in cited_numbers(answer):
+        passage = by_number.get(n)
+        if passage is not None:
+            citations.append(
+                Citation(
+                    n=n,
+                    chunk_id=passage["chunk_id"],
+                    doc_id=passage["doc_id"],
+                    source=passage["source"],
+                    title=passage["title"],
+                    page=passage["page"],
+                    url=passage["url"],
+                    origin=passage["origin"],
+                ).model_dump()
+            )
+    return citations
+
+
+@records_step("finalize_answer")
+def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    draft = state.get("answer_draft") or ""
+    if state.get("route") == "direct":
+        return {
+            "answer": draft,
+            "citations": [],
+            "messages": [AIMessage(draft)],
+            "route_request": None,
+            "decision": {"sentences_removed": 0, "citations": 0},
+        }
+    support = [dict(v) for v in state.get("support") or []]
+    if support:
+        for verdict in support:
+            verdict["removed"] = verdict["verdict"] == "not"
+        kept = [v["sentence"] for v in support if not v["removed"]]
+    else:
+        kept = [s.text for s in answer_sentences(draft)]
+    answer = join_sentences(kept)
+    citations = citations_for(answer, list(state.get("context") or []))
+    flagged = [v["sentence"][:160] for v in support if v["verdict"] in ("partially", "unchecked")]
+    return {
+        "answer": answer,
+        "citations": citations,
+        "support": support,
+        "messages": [AIMessage(answer)],
+        "route_request": None,
+        "decision": {
+            "sentences_removed": sum(1 for v in support if v["removed"]),
+            "sentences_flagged": flagged,
+            "citations": [c["n"] for c in citations],
+        },
+    }

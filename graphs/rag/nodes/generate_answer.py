@@ -1,0 +1,86 @@
+"""The cited answer from the numbered context (and its stricter regeneration after a failed IsSup)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graphs.rag.nodes._citations import answer_sentences, cited_numbers, normalise_citations
+from graphs.rag.nodes._llm import ask_text
+from graphs.rag.nodes._passages import format_passages, language_name
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+from prompts import load_prompt
+
+NOT_FOUND = "NOT_FOUND"
+_NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
+
+
+def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
+    """(system, user) messages for the generator: passages delimited as data, then the question."""
+    system = load_prompt("generate_answer")
+    user = (
+        f"{format_passages(state.get('context') or [])}\n\n"
+        f"Question: {state['standalone_question']}\n"
+        f"Answer language: {language_name(state.get('language', 'en'))}"
+    )
+    if strict:
+        system = f"{system}\n\n{load_prompt('generate_answer_strict')}"
+        unsupported = [v["sentence"] for v in state.get("support") or [] if v["verdict"] == "not"]
+        if unsupported:
+            user += "\n\nUnsupported sentences of the previous answer (do not repeat them):\n"
+            user += "\n".join(f"- {s}" for s in unsupported)
+    return system, user
+
+
+def _draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
+    valid = {p["n"] for p in state.get("context") or []}
+    refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
+    draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
+    sentences = answer_sentences(draft)
+    decision = {
+        "context_passages": len(valid),
+        "says_not_found": refused,
+        "sentences": len(sentences),
+        "uncited_sentences": sum(1 for s in sentences if not s.citations),
+        "citations": cited_numbers(draft),
+        **extra_decision,
+    }
+    return {"answer_draft": draft, "generator_refused": refused, "decision": decision}
+
+
+@records_step("generate_answer")
+def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    system, user = answer_prompt(state, strict=False)
+    reply = ask_text(resources.llm, system, user, config)
+    update = _draft_update(
+        reply, state, {"reused_previous_context": bool(state.get("reused_previous_context"))}
+    )
+    update["strict_generation"] = False
+    return update
+
+
+@records_step("regenerate_answer")
+def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """IsSup failed: write the answer again with stricter instructions (counts toward the bound)."""
+    counter = state.get("support_retries", 0) + 1
+    system, user = answer_prompt(state, strict=True)
+    reply = ask_text(resources.llm, system, user, config)
+    bound = resources.settings.graph.max_support_retries
+    update = _draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound})
+    update.update(support_retries=counter, strict_generation=True)
+    return update
+
+
+@records_step("generate_direct")
+def generate_direct(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """Answer without retrieval (greetings, arithmetic, general knowledge not asked to be sourced)."""
+    user = (
+        f"Message: {state['standalone_question']}\n"
+        f"Answer language: {language_name(state.get('language', 'en'))}"
+    )
+    reply = ask_text(resources.llm, load_prompt("generate_direct"), user, config)
+    return {"answer_draft": reply, "decision": {"chars": len(reply)}}

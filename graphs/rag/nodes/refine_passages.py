@@ -1,0 +1,185 @@
+"""CRAG's decompose-then-recompose: cut passages into strips, keep the relevant ones in document order.
+
+A strip is a sentence (very short sentences are joined to the next; table rows stay whole). Each strip
+is scored against the question (and, on the iterative route, the reasoning sentences) by BM25 over the
+strips (``rank-bm25``, the knowledge base's own tokenizer: jieba for Chinese, stemming for English)
+plus multilingual-e5 cosine similarity, each normalised over the strips of this retrieval. Strips
+within ``KEEP_RELATIVE`` of the best are kept (at least ``MIN_KEPT``) until the context token budget
+is spent; passages left without a strip never reach the prompt. No LLM call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from langchain_core.runnables import RunnableConfig
+from rank_bm25 import BM25Okapi
+
+from agent.providers.embedder_base import Embedder
+from graphs.rag.nodes._passages import hits_from_state, passage_from_hit
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import ContextPassage, RagState
+from tools.knowledge_base.records import Hit
+from tools.knowledge_base.sparse import tokenize
+from tools.knowledge_base.text_units import split_sentences
+
+STRIP_MIN_CHARS = 40  # a shorter sentence ("See below.") is joined to the next one
+MAX_STRIPS = 64  # bounds the embedding work of one refinement
+KEEP_RELATIVE = 0.4  # keep strips scoring at least this share of the best strip
+MIN_KEPT = 3
+BM25_WEIGHT = 0.5
+WHOLE_KINDS = ("row", "sheet_summary")
+
+
+@dataclass
+class Strip:
+    passage: int  # index into the passages
+    position: int  # order inside the passage
+    text: str
+    scoring_text: str  # the strip with its document title and headings, so "it" still matches
+
+
+def _header(hit: Hit) -> str:
+    parts = [hit.chunk.title, *hit.chunk.heading_path] if hit.chunk is not None else [hit.title]
+    return " > ".join(p for p in parts if p)
+
+
+def decompose(passages: Sequence[Hit], max_strips: int = MAX_STRIPS) -> list[Strip]:
+    """Strips of every passage in order; at most ``max_strips`` (later passages are cut first)."""
+    strips: list[Strip] = []
+    for index, hit in enumerate(passages):
+        header = _header(hit)
+        whole = hit.chunk is not None and hit.chunk.kind in WHOLE_KINDS
+        sentences = (
+            [hit.text.strip()] if whole else [s.strip() for s in split_sentences(hit.text) if s.strip()]
+        )
+        pending = ""
+        position = 0
+        for number, sentence in enumerate(sentences, start=1):
+            pending = f"{pending} {sentence}".strip() if pending else sentence
+            if len(pending) < STRIP_MIN_CHARS and number < len(sentences):
+                continue
+            strips.append(Strip(index, position, pending, f"{header}\n{pending}" if header else pending))
+            position += 1
+            pending = ""
+            if len(strips) >= max_strips:
+                return strips
+    return strips
+
+
+def _normalise_by_max(values: np.ndarray) -> np.ndarray:
+    top = float(values.max()) if values.size else 0.0
+    return values / top if top > 0 else np.zeros_like(values)
+
+
+def _normalise_min_max(values: np.ndarray) -> np.ndarray:
+    if not values.size:
+        return values
+    low, high = float(values.min()), float(values.max())
+    return (values - low) / (high - low) if high - low > 1e-6 else np.ones_like(values)
+
+
+def score_strips(
+    strips: Sequence[Strip],
+    queries: Sequence[str],
+    embedder: Embedder,
+    embed_passages: Callable[[Sequence[str]], np.ndarray] | None = None,
+) -> np.ndarray:
+    """One relevance score in [0, 1] per strip: the best over ``queries`` of BM25 and e5 cosine mixed.
+
+    ``embed_passages`` defaults to ``embedder.embed_passages`` (pass a cached variant to reuse vectors)."""
+    if not strips:
+        return np.zeros(0)
+    corpus = [tokenize(s.scoring_text) for s in strips]
+    lexical = np.zeros(len(strips))
+    if any(corpus):
+        bm25 = BM25Okapi([tokens or ["\u2205"] for tokens in corpus])
+        for query in queries:
+            terms = tokenize(query)
+            if terms:
+                lexical = np.maximum(lexical, np.asarray(bm25.get_scores(terms), dtype=float))
+    strip_vectors = (embed_passages or embedder.embed_passages)([s.scoring_text for s in strips])
+    query_vectors = embedder.embed_queries(list(queries))
+    dense = (strip_vectors @ query_vectors.T).max(axis=1).astype(float)
+    return BM25_WEIGHT * _normalise_by_max(lexical) + (1 - BM25_WEIGHT) * _normalise_min_max(dense)
+
+
+def select_strips(
+    scores: np.ndarray, strips: Sequence[Strip], budget_tokens: int, count_tokens: Callable[[str], int]
+) -> list[int]:
+    """Indices of the kept strips, best first until the budget, then returned in document order."""
+    if not len(strips):
+        return []
+    best = float(scores.max())
+    kept: list[int] = []
+    used = 0
+    for i in np.argsort(-scores, kind="stable"):
+        relevant = scores[i] >= KEEP_RELATIVE * best
+        if not relevant and len(kept) >= MIN_KEPT:
+            break
+        cost = count_tokens(strips[i].text)
+        if used + cost > budget_tokens and kept:
+            continue
+        kept.append(int(i))
+        used += cost
+    return sorted(kept, key=lambda i: (strips[i].passage, strips[i].position))
+
+
+def recompose(passages: Sequence[Hit], strips: Sequence[Strip], kept: Sequence[int]) -> list[ContextPassage]:
+    """Numbered context passages: each passage's kept strips in order, '…' marking a gap."""
+    by_passage: dict[int, list[Strip]] = {}
+    for i in kept:
+        by_passage.setdefault(strips[i].passage, []).append(strips[i])
+    context: list[ContextPassage] = []
+    for index in sorted(by_passage):
+        text = ""
+        last = -1
+        for strip in by_passage[index]:
+            joiner = "" if not text else (" " if strip.position == last + 1 else " … ")
+            text += joiner + strip.text
+            last = strip.position
+        context.append(passage_from_hit(len(context) + 1, passages[index], text))
+    return context
+
+
+def refinement_queries(state: RagState) -> list[str]:
+    """The question, plus IRCoT's reasoning sentences (they name the bridge entities)."""
+    queries = [state["standalone_question"]]
+    queries += [r for r in state.get("reasoning") or [] if r.strip()]
+    return queries
+
+
+@records_step("refine_passages")
+def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    passages = hits_from_state(state.get("passages") or [])
+    strips = decompose(passages)
+    embedder = resources.embedder
+    scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
+    kept = select_strips(scores, strips, resources.settings.expand.max_context_tokens, embedder.count_tokens)
+    context = recompose(passages, strips, kept)
+    kept_strips = [
+        {
+            "chunk_id": passages[strips[i].passage].chunk_id,
+            "text": strips[i].text,
+            "score": round(float(scores[i]), 3),
+        }
+        for i in kept
+    ]
+    return {
+        "strips": kept_strips,
+        "context": context,
+        "decision": {
+            "passages": len(passages),
+            "strips": len(strips),
+            "strips_kept": len(kept),
+            "passages_kept": len(context),
+            "dropped_passages": [
+                p.chunk_id for i, p in enumerate(passages) if i not in {strips[k].passage for k in kept}
+            ],
+            "kept": [{**s, "text": s["text"][:120]} for s in kept_strips],
+        },
+    }

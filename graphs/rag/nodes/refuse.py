@@ -1,0 +1,50 @@
+"""Safe refusal: say plainly that the sources do not hold the answer, in the question's language."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+from prompts import load_prompt
+
+
+def refusal_text(language: str) -> str:
+    return load_prompt(f"refusal_{'zh' if language == 'zh' else 'en'}").strip()
+
+
+def refusal_reason(state: RagState) -> str:
+    """Why this turn refuses, from what the state shows was tried."""
+    if state.get("crag_action") == "refuse" or (
+        state.get("crag_grade") == "incorrect" and not state.get("hits")
+    ):
+        return (
+            f"retrieval graded incorrect after {state.get('crag_retries', 0)} knowledge-base "
+            "retries, and web search found nothing or is not configured"
+        )
+    if state.get("support") and all(v["verdict"] == "not" for v in state.get("support") or []):
+        return "no sentence of the answer was supported by the sources"
+    if state.get("generator_refused"):
+        return f"the passages do not contain the answer (after {state.get('usefulness_retries', 0)} re-retrievals)"
+    if not state.get("context"):
+        return "no passage relevant to the question was found"
+    return "the sources do not hold the answer"
+
+
+@records_step("refuse")
+def refuse(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    reason = refusal_reason(state)
+    text = refusal_text(state.get("language", "en"))
+    return {
+        "answer": text,
+        "citations": [],
+        "refused": True,
+        "refusal_reason": reason,
+        "messages": [AIMessage(text)],
+        "route_request": None,
+        "decision": {"reason": reason},
+    }

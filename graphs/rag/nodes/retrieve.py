@@ -1,0 +1,64 @@
+"""Hybrid search + rerank for the current queries; hits accumulate de-duplicated (IRCoT)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from agent.errors import ProviderUnavailable
+from graphs.rag.configuration import RagConfiguration
+from graphs.rag.nodes._passages import hits_to_state
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+from tools.knowledge_base.records import Hit
+
+
+def describe_hit(hit: Hit) -> dict[str, Any]:
+    """A hit in plain terms for the trace: where it ranked in each leg, and its scores."""
+    return {
+        "chunk_id": hit.chunk_id,
+        "title": hit.title,
+        "source": hit.url or hit.source,
+        "fused_score": round(hit.score, 4) if hit.rerank_score is None else None,
+        "rerank_score": round(hit.rerank_score, 4) if hit.rerank_score is not None else None,
+        "legs": {leg: {"rank": s.rank, "score": round(s.score, 4)} for leg, s in hit.legs.items()},
+    }
+
+
+def search_and_rerank(
+    resources: Resources, queries: list[str], rerank_query: str, groups: list[str], top_n: int
+) -> tuple[list[Hit], dict[str, Any]]:
+    """Search ``queries`` (fused), rerank the candidates against ``rerank_query``, keep ``top_n``.
+
+    A hosted reranker that fails degrades to the fusion order instead of failing the run."""
+    candidates = resources.search(queries, groups, max(resources.settings.rerank.candidates, top_n))
+    facts: dict[str, Any] = {"candidates": len(candidates)}
+    try:
+        reranker = resources.reranker
+        hits = reranker.rerank(rerank_query, candidates, top_n)
+        facts["reranker"] = reranker.name
+    except ProviderUnavailable as exc:
+        hits = candidates[:top_n]
+        facts["reranker"] = f"unavailable ({exc}); fusion order kept"
+    return hits, facts
+
+
+@records_step("retrieve")
+def retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """Run the state's ``queries``; on the iterative route each step keeps fewer hits (they accumulate)."""
+    groups = list(RagConfiguration.from_runnable_config(config, resources.settings).user_groups)
+    question = state["standalone_question"]
+    queries = state.get("queries") or [question]
+    top_k = resources.settings.search.top_k
+    iterative = state.get("route") == "iterative"
+    top_n = max(2, top_k // 2) if iterative else top_k
+    # IRCoT's step queries are reasoning sentences: rerank against them, they say what is missing.
+    rerank_query = queries[0] if iterative else question
+    hits, facts = search_and_rerank(resources, queries, rerank_query, groups, top_n)
+    return {
+        "hits": hits_to_state(hits),
+        "queries_issued": queries,
+        "decision": {"queries": queries, **facts, "hits": [describe_hit(h) for h in hits]},
+    }

@@ -1,0 +1,71 @@
+"""Follow-ups about the same material: answer from the previous turn's context when it is relevant enough.
+
+The previous context's passages are reranked against the new standalone question; when the best one
+scores above ``graph.crag_upper`` (the same bar as a 'correct' retrieval) the turn reuses them instead of
+searching again. If that answer later proves not useful, the usefulness loop retrieves afresh.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from agent.errors import ProviderUnavailable
+from graphs.rag.nodes._passages import renumber
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import ContextPassage, RagState
+from tools.knowledge_base.records import Hit
+
+
+def _as_hit(passage: ContextPassage) -> Hit:
+    return Hit(
+        chunk_id=passage["chunk_id"],
+        doc_id=passage["doc_id"],
+        text=passage["text"],
+        score=0.0,
+        source=passage["source"],
+        title=passage["title"],
+        url=passage["url"],
+        origin=passage["origin"],
+    )
+
+
+@records_step("reuse_or_retrieve")
+def reuse_or_retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    previous = list(state.get("previous_context") or [])
+    question = state["standalone_question"]
+    graph = resources.settings.graph
+    reranker = resources.reranker
+    if not previous:
+        return {
+            "reused_previous_context": False,
+            "decision": {"reuse": False, "reason": "no previous context"},
+        }
+    if reranker.name == "none":
+        return {
+            "reused_previous_context": False,
+            "decision": {"reuse": False, "reason": "reranker 'none' cannot score the previous context"},
+        }
+    try:
+        scored = reranker.rerank(question, [_as_hit(p) for p in previous], len(previous))
+    except ProviderUnavailable as exc:
+        return {
+            "reused_previous_context": False,
+            "decision": {"reuse": False, "reason": f"reranker unavailable: {exc}"},
+        }
+    scores = {h.chunk_id: h.rerank_score or 0.0 for h in scored}
+    best = max(scores.values(), default=0.0)
+    reuse = best > graph.crag_upper
+    decision: dict[str, Any] = {
+        "reuse": reuse,
+        "best_score": round(best, 4),
+        "threshold": graph.crag_upper,
+        "scores": {k: round(v, 4) for k, v in scores.items()},
+    }
+    if not reuse:
+        return {"reused_previous_context": False, "decision": decision}
+    kept = renumber([p for p in previous if scores.get(p["chunk_id"], 0.0) >= graph.crag_lower])
+    decision["passages_reused"] = len(kept)
+    return {"reused_previous_context": True, "context": kept, "decision": decision}

@@ -1,0 +1,54 @@
+"""Adaptive-RAG routing: direct, single or iterative, from the classifier or a caller-forced route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graphs.rag.classifier.local import mentions_documents
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+
+
+@records_step("route_question")
+def route_question(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """Pick the route. A 'direct' verdict escalates to 'single' (Self-RAG's Retrieve decision) when the
+    classifier is not confident enough or the question names the user's documents; a forced route is kept."""
+    question = state["standalone_question"]
+    forced = state.get("route_request") or "auto"
+    if forced != "auto":
+        return {
+            "route": forced,
+            "route_confidence": 1.0,
+            "route_reason": "route forced by the caller",
+            "decision": {"route": forced, "confidence": 1.0, "reason": "route forced by the caller"},
+        }
+    classifier = resources.classifier
+    verdict = classifier.classify(question)
+    route, reason = verdict.route, verdict.reason
+    escalated = None
+    if route == "direct":
+        bound = resources.settings.graph.direct_min_confidence
+        if mentions_documents(question):
+            escalated = "the question names the user's documents"
+        elif verdict.confidence < bound:
+            escalated = f"classifier confidence {verdict.confidence:.2f} below graph.direct_min_confidence {bound:.2f}"
+        if escalated:
+            route, reason = "single", f"{reason}; escalated from direct: {escalated}"
+    decision = {
+        "route": route,
+        "confidence": verdict.confidence,
+        "classifier": classifier.name,
+        "classifier_route": verdict.route,
+        "reason": reason,
+    }
+    if escalated:
+        decision["escalated"] = escalated
+    return {
+        "route": route,
+        "route_confidence": verdict.confidence,
+        "route_reason": reason,
+        "decision": decision,
+    }

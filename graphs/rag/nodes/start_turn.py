@@ -1,0 +1,85 @@
+"""Start of every turn: validate the input, reset per-turn fields, keep the last turn's context."""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Overwrite
+
+from agent.errors import ConfigError
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState, RouteRequest
+from tools.knowledge_base.text_units import detect_language
+
+MAX_QUESTION_CHARS = 4000
+
+
+def question_language(text: str) -> str:
+    """'zh' for Chinese questions, else 'en' (the answer language)."""
+    return "zh" if detect_language(text) == "zh" else "en"
+
+
+@records_step("start_turn")
+def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """Reset everything that belongs to one turn; ``previous_context`` keeps the last non-empty context."""
+    question = (state.get("question") or "").strip()
+    if not question:
+        raise ConfigError("graph input 'question' must be a non-empty string")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ConfigError(
+            f"graph input 'question' is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}"
+        )
+    route_request = state.get("route_request") or "auto"
+    if route_request not in get_args(RouteRequest):
+        raise ConfigError(f"graph input 'route_request' must be one of {', '.join(get_args(RouteRequest))}")
+    previous_context = state.get("context") or state.get("previous_context") or []
+    history_messages = len(state.get("messages") or [])
+    return {
+        "messages": [HumanMessage(question)],
+        "question": question,
+        "route_request": route_request,
+        "standalone_question": question,
+        "language": question_language(question),
+        "route": None,
+        "route_confidence": None,
+        "route_reason": "",
+        "query_transform": "none",
+        "queries": [],
+        "queries_issued": Overwrite([]),
+        "hits": Overwrite([]),
+        "crag_grade": None,
+        "crag_action": None,
+        "passages": [],
+        "strips": [],
+        "context": [],
+        "previous_context": previous_context,
+        "reused_previous_context": False,
+        "reasoning": [],
+        "reasoning_done": False,
+        "answer_draft": "",
+        "generator_refused": False,
+        "strict_generation": False,
+        "support": [],
+        "answers_question": None,
+        "answer": "",
+        "citations": [],
+        "refused": False,
+        "refusal_reason": None,
+        "ircot_steps": 0,
+        "support_retries": 0,
+        "usefulness_retries": 0,
+        "crag_retries": 0,
+        "llm_calls": Overwrite(0),
+        "llm_input_tokens": Overwrite(0),
+        "llm_output_tokens": Overwrite(0),
+        "steps": Overwrite([]),
+        "decision": {
+            "question": question,
+            "route_request": route_request,
+            "history_messages": history_messages,
+            "previous_context_passages": len(previous_context),
+        },
+    }

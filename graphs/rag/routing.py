@@ -1,0 +1,100 @@
+"""Pure edge functions: state (and the loop bounds in ``GraphSettings``) in, the next node's name out.
+
+Every loop is decided here by comparing its own counter with its own bound, never by LangGraph's
+recursion limit: IRCoT (``ircot_steps``), IsSup regeneration (``support_retries``), IsUse re-retrieval
+(``usefulness_retries``) and CRAG's knowledge-base retry (``crag_retries``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agent.settings import GraphSettings
+from graphs.rag.state import RagState
+
+
+def after_start(state: RagState) -> Literal["contextualize", "route_question"]:
+    """Rewrite the question only when the thread has earlier messages."""
+    return "contextualize" if len(state.get("messages") or []) > 1 else "route_question"
+
+
+def after_route(
+    state: RagState,
+) -> Literal["generate_direct", "reuse_or_retrieve", "transform_query", "retrieve"]:
+    route = state.get("route")
+    if route == "direct":
+        return "generate_direct"
+    if state.get("previous_context"):
+        return "reuse_or_retrieve"
+    return "transform_query" if route == "single" else "retrieve"
+
+
+def after_reuse(state: RagState) -> Literal["generate_answer", "transform_query", "retrieve"]:
+    if state.get("reused_previous_context"):
+        return "generate_answer"
+    return "transform_query" if state.get("route") == "single" else "retrieve"
+
+
+def after_retrieve(
+    state: RagState, bounds: GraphSettings
+) -> Literal["grade_retrieval", "ircot_reason", "expand_context"]:
+    if state.get("route") != "iterative":
+        return "grade_retrieval"
+    if state.get("reasoning_done") or state.get("ircot_steps", 0) >= bounds.max_ircot_steps:
+        return "expand_context"
+    return "ircot_reason"
+
+
+def after_ircot(state: RagState) -> Literal["retrieve", "expand_context"]:
+    """Search for the new reasoning sentence unless the reasoning is done (the bound is checked after it)."""
+    return "expand_context" if state.get("reasoning_done") else "retrieve"
+
+
+def after_grade(state: RagState) -> Literal["expand_context", "web_search", "crag_retry", "refuse"]:
+    action = state.get("crag_action")
+    if action in ("web_search", "refine_and_web"):
+        return "web_search"
+    if action == "retry_kb":
+        return "crag_retry"
+    if action == "refuse":
+        return "refuse"
+    return "expand_context"
+
+
+def after_web(state: RagState, bounds: GraphSettings) -> Literal["expand_context", "crag_retry", "refuse"]:
+    """With nothing from the web nor the knowledge base: retry the knowledge base within its bound."""
+    if state.get("hits"):
+        return "expand_context"
+    return "crag_retry" if state.get("crag_retries", 0) < bounds.max_crag_retries else "refuse"
+
+
+def after_refine(state: RagState) -> Literal["generate_answer", "refuse"]:
+    return "generate_answer" if state.get("context") else "refuse"
+
+
+def after_generate(
+    state: RagState, bounds: GraphSettings
+) -> Literal["check_support", "usefulness_retry", "refuse"]:
+    """A generator that found no answer in the passages asks for another retrieval, within its bound."""
+    if not state.get("generator_refused"):
+        return "check_support"
+    return (
+        "usefulness_retry" if state.get("usefulness_retries", 0) < bounds.max_usefulness_retries else "refuse"
+    )
+
+
+def after_support(
+    state: RagState, bounds: GraphSettings
+) -> Literal["regenerate_answer", "usefulness_retry", "finalize_answer", "refuse"]:
+    verdicts = [v["verdict"] for v in state.get("support") or []]
+    unsupported = "not" in verdicts
+    if unsupported and state.get("support_retries", 0) < bounds.max_support_retries:
+        return "regenerate_answer"
+    if (
+        state.get("answers_question") is False
+        and state.get("usefulness_retries", 0) < bounds.max_usefulness_retries
+    ):
+        return "usefulness_retry"
+    if verdicts and all(v == "not" for v in verdicts):
+        return "refuse"
+    return "finalize_answer"

@@ -1,0 +1,66 @@
+"""Fixtures for the agent-graph tests: one real knowledge base per session, graphs built around it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.providers.embedder_local_e5 import LocalE5Embedder
+from agent.settings import Settings, load_settings
+from graphs.rag.classifier.base import ComplexityClassifier
+from graphs.rag.graph import build_graph
+from graphs.rag.resources import Resources
+from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker, build_knowledge_base
+from tools.knowledge_base.knowledge_base import KnowledgeBase
+from tools.rerank.base import Reranker
+from tools.web_search.base import WebSearch
+
+
+@pytest.fixture(scope="session")
+def embedder() -> LocalE5Embedder:
+    return LocalE5Embedder(num_threads=2)
+
+
+@pytest.fixture(scope="session")
+def knowledge_base(
+    tmp_path_factory: pytest.TempPathFactory, embedder: LocalE5Embedder
+) -> Iterator[KnowledgeBase]:
+    settings = load_settings(home=tmp_path_factory.mktemp("graph-kb"))
+    kb = build_knowledge_base(settings, embedder)
+    yield kb
+    kb.close()
+
+
+GraphFactory = Callable[..., tuple[Any, Settings]]
+
+
+@pytest.fixture
+def make_graph(knowledge_base: KnowledgeBase, embedder: LocalE5Embedder, tmp_path: Path) -> GraphFactory:
+    """Build the real graph over the session knowledge base with a scripted LLM and reranker."""
+
+    def make(
+        llm: ScriptedChatModel,
+        *,
+        reranker: Reranker | None = None,
+        web: WebSearch | None = None,
+        classifier: ComplexityClassifier | None = None,
+        checkpointer: Any = None,
+        graph: dict[str, Any] | None = None,
+        **settings_overrides: Any,
+    ) -> tuple[Any, Settings]:
+        settings = load_settings(home=tmp_path / "home", graph=graph or {}, **settings_overrides)
+        resources = Resources(
+            settings,
+            llm=llm,
+            knowledge_base=knowledge_base,
+            reranker=reranker or ScriptedReranker(),
+            web=web,
+            classifier=classifier,
+            embedder=embedder,
+        )
+        return build_graph(settings, resources=resources, checkpointer=checkpointer), settings
+
+    return make

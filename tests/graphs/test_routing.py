@@ -1,0 +1,89 @@
+"""Adaptive-RAG routing: each route, escalation of 'direct', and caller-forced routes."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.errors import ConfigError
+from tests.graphs.helpers import ScriptedChatModel
+from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, nodes_run, run_turn, step
+
+
+def test_direct_route_answers_without_retrieval(make_graph) -> None:
+    llm = ScriptedChatModel(replies={"generate_direct": "Hello! How can I help?"})
+    graph, _ = make_graph(llm, classifier=FixedClassifier("direct", 0.95))
+    state = run_turn(graph, "Hello there")
+    assert nodes_run(state) == ["start_turn", "route_question", "generate_direct", "finalize_answer"]
+    assert state["answer"] == "Hello! How can I help?"
+    assert state["citations"] == [] and state["llm_calls"] == 1
+
+
+def test_unsure_direct_verdict_escalates_to_retrieval(make_graph) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of annual leave.", "25 days"),
+            "check_support": ALL_FULLY,
+        }
+    )
+    graph, settings = make_graph(llm, classifier=FixedClassifier("direct", 0.4))
+    state = run_turn(graph, "How many days of annual leave do employees get?")
+    decision = step(state, "route_question")
+    assert state["route"] == "single" and decision["classifier_route"] == "direct"
+    assert "direct_min_confidence" in decision["escalated"]
+    assert "retrieve" in nodes_run(state)
+
+
+def test_question_naming_the_users_documents_is_never_answered_directly(make_graph) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of annual leave.", "25 days"),
+            "check_support": ALL_FULLY,
+        }
+    )
+    graph, _ = make_graph(llm, classifier=FixedClassifier("direct", 0.99))
+    state = run_turn(graph, "According to the handbook, how many days of annual leave do we get?")
+    assert state["route"] == "single"
+    assert step(state, "route_question")["escalated"] == "the question names the user's documents"
+
+
+def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None:
+    thoughts = iter(
+        [
+            '{"thought": "The Aurora project is led by Maria Chen.", "answer_found": false}',
+            '{"thought": "Maria Chen was born in Lisbon. So the answer is: Lisbon.", "answer_found": true}',
+        ]
+    )
+    llm = ScriptedChatModel(
+        replies={
+            "ircot_reason": lambda messages: next(thoughts),
+            "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
+            "check_support": ALL_FULLY,
+        }
+    )
+    graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))
+    state = run_turn(graph, "Where was the leader of the Aurora project born?")
+    assert nodes_run(state)[:6] == [
+        "start_turn",
+        "route_question",
+        "retrieve",
+        "ircot_reason",
+        "retrieve",
+        "ircot_reason",
+    ]
+    assert state["queries_issued"][1] == "The Aurora project is led by Maria Chen."
+    assert state["ircot_steps"] == 2 and state["reasoning_done"]
+    assert [c["chunk_id"] for c in state["citations"]] == ["projects::c1"]
+
+
+def test_a_forced_route_overrides_the_classifier(make_graph) -> None:
+    llm = ScriptedChatModel(replies={"generate_direct": "4"})
+    graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))
+    state = run_turn(graph, "What is 2 + 2?", route="direct")
+    assert state["route"] == "direct" and state["route_confidence"] == 1.0
+    assert step(state, "route_question")["reason"] == "route forced by the caller"
+
+
+def test_an_unknown_forced_route_is_a_config_error(make_graph) -> None:
+    graph, _ = make_graph(ScriptedChatModel())
+    with pytest.raises(ConfigError, match="route_request"):
+        run_turn(graph, "Hello", route="sideways")
