@@ -19,17 +19,14 @@ SCHEMA_VERSION = 1
 UPSERT_BATCH = 256
 SCROLL_PAGE = 1000
 
-# Payload indexes created with the collection (field -> kind).
+# Payload indexes created with the collection (field -> kind): the fields every read or commit filters on.
+# Chunks are fetched by point id, so chunk ids need no index; each index costs a write pass at creation.
 INDEXED_FIELDS: dict[str, str] = {
     "doc_id": "keyword",
-    "chunk_id": "keyword",
     "source": "keyword",
     "acl": "keyword",
     "kind": "keyword",
-    "doc_version": "keyword",
-    "parent_id": "keyword",
     "committed": "bool",
-    "searchable": "bool",
     "updated_at": "datetime",
 }
 

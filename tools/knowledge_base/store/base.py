@@ -7,8 +7,8 @@ Schema (identical in both implementations):
 - payload = ``Chunk.model_dump(mode="json")`` plus ``committed`` (bool), ``doc_version`` (str) and
   ``ingest_signature`` (a fingerprint of the chunking settings, ACL, title and metadata the document was
   indexed with, so changing any of them re-indexes an unchanged file);
-- payload indexes on ``doc_id``, ``source``, ``acl``, ``updated_at``, ``kind``, ``searchable``,
-  ``committed``, ``keys.*`` lookups and any user metadata fields listed at creation.
+- payload indexes on ``doc_id``, ``source``, ``acl``, ``updated_at``, ``kind`` and ``committed`` (other
+  fields, ``keys.*`` and user metadata, are filtered without an index: exact at knowledge-base scale).
 
 Visibility: ingestion writes a document's new chunks with ``committed=False``, flips them to True in
 one filtered payload update, then deletes the previous version. Every search and fetch ANDs
