@@ -184,8 +184,7 @@ def search_encoded(
         if search.mode == "sparse" and (sparse is None or not sparse.indices):
             per_query.append([])  # only stop words: BM25 has nothing to match
             continue
-        if search.mode == "hybrid" and sparse is not None and not sparse.indices:
-            sparse = None
+        # In hybrid mode a term-less sparse vector simply leaves the dense leg alone in the fusion.
         per_query.append(
             kb.store.query(
                 mode=search.mode,

@@ -126,9 +126,8 @@ def search_command(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Search the knowledge base and show why each hit was found."""
-    from tools.knowledge_base.knowledge_base import KnowledgeBase
-
     from tools.expand_context import expand_context
+    from tools.knowledge_base.knowledge_base import KnowledgeBase
     from tools.search import SearchRequest, hybrid_search
 
     try:
