@@ -113,8 +113,13 @@ class ThreadStore:
         """Open the configured checkpointer (``settings.chat.checkpointer``) for thread management."""
         from graphs.rag.checkpointer import open_checkpointer
 
-        with open_checkpointer(settings) as checkpointer:
+        checkpointer = open_checkpointer(settings)
+        try:
             yield cls(checkpointer, keep_checkpoints=settings.chat.keep_checkpoints)
+        finally:
+            connection = getattr(checkpointer, "conn", None)  # SQLite / Postgres savers own one
+            if connection is not None and hasattr(connection, "close"):
+                connection.close()
 
     # -- reading -----------------------------------------------------------------------------------
     def thread_ids(self) -> list[str]:

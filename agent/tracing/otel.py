@@ -1,9 +1,9 @@
 """OpenTelemetry spans for a run (optional extra ``otel``): one root span per run, one child per step.
 
 For users who collect traces in Phoenix, Langfuse, Jaeger...: configure an OpenTelemetry SDK tracer
-provider and exporter as usual, then pass ``OtelSpanSink()`` among the recorder's sinks (or set
-``RAGPILOT_OTEL=1`` for the CLI and server, see ``docs/tracing.md``). Step spans carry the node's
-real start and end times, so the exported timeline matches the stored trace.
+provider and exporter as usual, then pass ``OtelSpanSink()`` among the sinks of ``stream_answer`` or
+a ``TraceRecorder`` (see ``docs/tracing.md``). Step spans carry the node's real start and end times,
+so the exported timeline matches the stored trace.
 """
 
 from __future__ import annotations

@@ -76,6 +76,14 @@ def _verdict_line(item: Mapping[str, Any]) -> str:
     return f"[{colour}]{escape(verdict)}[/] {_short(sentence, 120)}"
 
 
+def _flat_item_line(item: Mapping[str, Any]) -> str:
+    """A flat record on one line: its short fields, then its text (e.g. a kept strip and its score)."""
+    text = item.get("text") or item.get("sentence")
+    fields = [f"{escape(str(k))} {_short(v, 60)}" for k, v in item.items() if k not in ("text", "sentence")]
+    line = " · ".join(fields)
+    return f"{_short(text, 110)}  [dim]{line}[/]" if text else line
+
+
 def _add_value(branch: Tree, key: str, value: Any) -> None:
     """Generic rendering: scalars on one line, short scalar lists inline, the rest as sub-branches."""
     if isinstance(value, Mapping):
@@ -90,7 +98,11 @@ def _add_value(branch: Tree, key: str, value: Any) -> None:
         else:
             sub = branch.add(f"{escape(key)} ({len(value)})")
             for item in value[:MAX_LIST_ITEMS]:
-                if isinstance(item, Mapping):
+                if isinstance(item, Mapping) and all(
+                    not isinstance(v, Mapping | list | tuple) for v in item.values()
+                ):
+                    sub.add(_flat_item_line(item))
+                elif isinstance(item, Mapping):
                     _add_value(sub, "•", item)
                 else:
                     sub.add(_short(item))

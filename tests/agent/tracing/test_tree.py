@@ -107,3 +107,10 @@ def test_json_lines_are_one_event_per_step_then_the_answer_object() -> None:
     assert [line.get("node") for line in lines[:-1]] == ["start_turn", "retrieve", "grade", "generate"]
     assert all(line["type"] == "step" and line["run_id"] == "run-1" for line in lines[:-1])
     assert lines[-1] == trace.answer
+
+
+def test_flat_records_in_a_list_read_as_one_line_each() -> None:
+    strips = [{"chunk_id": "hb::2", "text": "Up to 5 unused days can be carried over.", "score": 1.0}]
+    text = _render(step_tree(_step({"kept": strips})))
+    assert "kept (1)" in text
+    assert "Up to 5 unused days can be carried over.  chunk_id hb::2 · score 1" in text

@@ -1,0 +1,312 @@
+"""The HTTP API (FastAPI): ask, ask with server-sent events, threads, ingest, health.
+
+Identity: the caller's ACL groups come from its API key (``Authorization: Bearer KEY`` or
+``X-API-Key``) mapped by ``settings.server.api_keys``; see ``agent/server/identity.py``. Threads are
+scoped to the caller: a thread id is stored as ``<owner>--<id>``, so one key can never read or
+continue another key's conversation (which holds passages only that key's groups may see).
+
+One agent serves every request; its local models and embedded index are used one run at a time
+(a lock), since neither the llama.cpp model nor the embedded Qdrant shard is safe to share mid-call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile, status
+from fastapi.responses import JSONResponse, Response
+from sse_starlette.sse import EventSourceResponse
+
+from agent.answer import Answer
+from agent.errors import ConfigError, ProviderUnavailable, RagpilotError
+from agent.server.identity import Caller, resolve_caller
+from agent.server.schemas import (
+    THREAD_ID_PATTERN,
+    AskRequest,
+    HealthOut,
+    IngestedFile,
+    IngestOut,
+    ThreadOut,
+    ThreadTurnOut,
+)
+from agent.settings import Settings
+from agent.streaming import FinalAnswer, StepUpdate, TokenDelta, run_to_answer, stream_answer
+from agent.threads import ThreadError, ThreadStore
+
+THREAD_SEPARATOR = "--"
+_SAFE_FILENAME = re.compile(r"[^A-Za-z0-9._\-\u4e00-\u9fff]+")
+
+
+def _package_version() -> str:
+    try:
+        return version("ragpilot")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+class AgentHolder:
+    """The one agent of this server, built on first use, and the lock that serialises its runs."""
+
+    def __init__(self, settings: Settings, agent: Any | None) -> None:
+        self.settings = settings
+        self._agent = agent
+        self._build_lock = threading.Lock()
+        self.run_lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._agent is not None
+
+    def get(self) -> Any:
+        with self._build_lock:
+            if self._agent is None:
+                from agent.agent import Agent
+
+                self._agent = Agent(self.settings)
+            return self._agent
+
+    def threads(self) -> ThreadStore:
+        return ThreadStore(
+            self.get().graph.checkpointer, keep_checkpoints=self.settings.chat.keep_checkpoints
+        )
+
+
+def current_caller(request: Request) -> Caller:
+    """The request's caller, resolved against the settings of the app serving it."""
+    return resolve_caller(request, request.app.state.settings)
+
+
+CallerDep = Annotated[Caller, Depends(current_caller)]
+
+
+def stored_thread_id(caller: Caller, thread_id: str) -> str:
+    """The checkpointer's id of a caller's thread (callers only ever see their own ``thread_id``)."""
+    return f"{caller.owner}{THREAD_SEPARATOR}{thread_id}"
+
+
+def _public_answer(answer: Answer, public_thread_id: str) -> dict[str, Any]:
+    return answer.model_dump(mode="json") | {"thread_id": public_thread_id}
+
+
+def _http_error(exc: RagpilotError) -> HTTPException:
+    if isinstance(exc, ThreadError):
+        return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
+    if isinstance(exc, ProviderUnavailable):
+        return HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc))
+    if isinstance(exc, ConfigError):
+        return HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, f"server configuration: {exc}")
+    return HTTPException(status.HTTP_400_BAD_REQUEST, str(exc))
+
+
+def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
+    """The API for ``settings``; pass ``agent`` to serve an existing ``Agent`` (else built on first use)."""
+    holder = AgentHolder(settings, agent)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Keep storage bounded between restarts: old threads go, the rest keep their latest checkpoints.
+        if holder.loaded:
+            with holder.run_lock:
+                holder.threads().prune(settings.chat.retention_days)
+
+    app = FastAPI(
+        title="ragpilot",
+        version=_package_version(),
+        summary="Agentic RAG over your documents: cited answers, threads, streaming.",
+        lifespan=lifespan,
+    )
+    app.state.holder = holder
+    app.state.settings = settings
+
+    @app.get("/healthz", response_model=HealthOut)
+    def healthz() -> HealthOut:
+        """Liveness: answers without loading any model."""
+        return HealthOut(
+            version=_package_version(),
+            llm=settings.llm.provider,
+            embedder=settings.embedder.provider,
+            agent_loaded=holder.loaded,
+        )
+
+    @app.post("/ask")
+    def ask(body: AskRequest, who: CallerDep) -> JSONResponse:
+        """Answer one question (continuing ``thread_id`` when given); returns the ``Answer`` object."""
+        public_id = body.thread_id or uuid.uuid4().hex
+        try:
+            agent_ = holder.get()
+            with holder.run_lock:
+                answer = run_to_answer(
+                    agent_,
+                    body.question,
+                    thread_id=stored_thread_id(who, public_id),
+                    groups=who.groups,
+                    route=body.route,
+                )
+                holder.threads().compact([stored_thread_id(who, public_id)])
+        except RagpilotError as exc:
+            raise _http_error(exc) from exc
+        return JSONResponse(_public_answer(answer, public_id))
+
+    @app.post("/ask/stream")
+    def ask_stream(body: AskRequest, who: CallerDep) -> EventSourceResponse:
+        """Server-sent events: ``step`` (each node's event), ``token`` (answer text as it is written),
+        then ``answer`` (the ``Answer`` object with citations); ``error`` if the run fails."""
+        public_id = body.thread_id or uuid.uuid4().hex
+        try:
+            agent_ = holder.get()
+        except RagpilotError as exc:
+            raise _http_error(exc) from exc
+
+        def events() -> Iterator[dict[str, str]]:
+            with holder.run_lock:
+                try:
+                    for event in stream_answer(
+                        agent_,
+                        body.question,
+                        thread_id=stored_thread_id(who, public_id),
+                        groups=who.groups,
+                        route=body.route,
+                    ):
+                        if isinstance(event, StepUpdate):
+                            yield {"event": "step", "data": event.step.model_dump_json()}
+                        elif isinstance(event, TokenDelta):
+                            payload = {"text": event.text, "attempt": event.attempt, "node": event.node}
+                            yield {"event": "token", "data": json.dumps(payload, ensure_ascii=False)}
+                        elif isinstance(event, FinalAnswer):
+                            answer = _public_answer(event.answer, public_id)
+                            yield {"event": "answer", "data": json.dumps(answer, ensure_ascii=False)}
+                    holder.threads().compact([stored_thread_id(who, public_id)])
+                except RagpilotError as exc:
+                    error = _http_error(exc)
+                    yield {
+                        "event": "error",
+                        "data": json.dumps({"status": error.status_code, "detail": error.detail}),
+                    }
+
+        return EventSourceResponse(events(), ping=15)
+
+    def _thread_id_or_422(thread_id: str) -> str:
+        if not re.match(THREAD_ID_PATTERN, thread_id):
+            raise HTTPException(
+                status.HTTP_422_UNPROCESSABLE_CONTENT, "thread id: letters, digits, '-', '_' (1-64)"
+            )
+        return thread_id
+
+    @app.get("/threads/{thread_id}", response_model=ThreadOut)
+    def get_thread(thread_id: str, who: CallerDep) -> ThreadOut:
+        """The caller's thread: its turns and the last answer's citations (404 if it has none)."""
+        stored = stored_thread_id(who, _thread_id_or_422(thread_id))
+        try:
+            with holder.run_lock:
+                detail = holder.threads().get_thread(stored)
+        except ThreadError:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no thread {thread_id!r}") from None
+        return ThreadOut(
+            thread_id=thread_id,
+            updated_at=detail.updated_at.isoformat(),
+            turns=[ThreadTurnOut(question=t.question, answer=t.answer) for t in detail.turns],
+            last_citations=detail.last_citations,
+        )
+
+    @app.delete("/threads/{thread_id}", status_code=status.HTTP_204_NO_CONTENT)
+    def delete_thread(thread_id: str, who: CallerDep) -> Response:
+        """Delete the caller's thread (404 if it has none)."""
+        stored = stored_thread_id(who, _thread_id_or_422(thread_id))
+        try:
+            with holder.run_lock:
+                holder.threads().delete_thread(stored)
+        except ThreadError:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no thread {thread_id!r}") from None
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+    @app.post("/ingest", response_model=IngestOut)
+    def ingest_files(
+        who: CallerDep,
+        files: Annotated[list[UploadFile], File(description="documents to index (any supported format)")],
+        acl: Annotated[
+            str | None,
+            Form(description="comma-separated groups allowed to read these files; default: all the caller's"),
+        ] = None,
+    ) -> IngestOut:
+        """Index uploaded files, readable by the caller's groups (or the subset named in ``acl``).
+
+        Files are kept under ``<home>/uploads/<owner>/``; uploading a file of the same name again
+        replaces its previous version in the index.
+        """
+        from tools.knowledge_base.ingest import ingest
+        from tools.knowledge_base.loaders.factory import is_supported
+
+        groups = _ingest_acl(who, acl)
+        upload_dir = settings.home / "uploads" / who.owner
+        upload_dir.mkdir(parents=True, exist_ok=True)
+        saved: dict[str, Path] = {}  # one entry per distinct file name
+        results: list[IngestedFile] = []
+        limit = int(settings.ingest.max_file_mb * 1024 * 1024)
+        for upload in files:
+            name = _safe_filename(upload.filename or "upload")
+            path = upload_dir / name
+            if not is_supported(path):
+                results.append(IngestedFile(filename=name, status="failed", error="unsupported file type"))
+                continue
+            data = upload.file.read(limit + 1)
+            if len(data) > limit:
+                results.append(
+                    IngestedFile(
+                        filename=name,
+                        status="failed",
+                        error=f"larger than ingest.max_file_mb={settings.ingest.max_file_mb}",
+                    )
+                )
+                continue
+            path.write_bytes(data)
+            saved[path.absolute().as_posix()] = path
+        if saved:
+            try:
+                knowledge_base = holder.get().resources.knowledge_base
+                with holder.run_lock:
+                    # One run per file, so each file gets its own status.
+                    for path in saved.values():
+                        report = ingest([path], settings, acl=groups, progress=False, kb=knowledge_base)
+                        results.append(_file_result(path.name, report))
+            except RagpilotError as exc:
+                raise _http_error(exc) from exc
+        return IngestOut(acl=groups, files=results)
+
+    return app
+
+
+def _file_result(name: str, report: Any) -> IngestedFile:
+    if report.skipped:
+        return IngestedFile(filename=name, status="failed", error=report.skipped[0].reason)
+    if report.added or report.updated:
+        return IngestedFile(filename=name, status="ingested", chunks=report.chunks_written)
+    return IngestedFile(filename=name, status="unchanged")
+
+
+def _safe_filename(name: str) -> str:
+    """The upload's base name with anything but letters, digits, CJK, '.', '-', '_' replaced."""
+    base = Path(name.replace("\\", "/")).name.strip() or "upload"
+    cleaned = _SAFE_FILENAME.sub("_", base).lstrip(".")
+    return cleaned[:128] or "upload"
+
+
+def _ingest_acl(who: Caller, acl: str | None) -> list[str]:
+    """The groups a caller's upload is readable by: its own, or a subset of them (never wider)."""
+    if acl is None or not acl.strip():
+        return list(who.groups)
+    wanted = [g.strip() for g in acl.split(",") if g.strip()]
+    foreign = [g for g in wanted if g not in who.groups]
+    if foreign:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, f"acl names groups the caller is not in: {', '.join(foreign)}"
+        )
+    return wanted

@@ -1,0 +1,57 @@
+"""The HTTP API's request and response bodies (validated; identity is never part of a body)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+THREAD_ID_PATTERN = r"^[A-Za-z0-9_\-]{1,64}$"
+
+
+class AskRequest(BaseModel):
+    """One question, optionally continuing a thread. ACL groups come from the API key, not from here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000)
+    thread_id: str | None = Field(
+        None, pattern=THREAD_ID_PATTERN, description="continue this thread; a new one is started when absent"
+    )
+    route: Literal["auto", "direct", "single", "iterative"] = "auto"
+
+
+class ThreadTurnOut(BaseModel):
+    question: str
+    answer: str | None = None
+
+
+class ThreadOut(BaseModel):
+    thread_id: str
+    updated_at: str
+    turns: list[ThreadTurnOut]
+    last_citations: list[dict] = Field(default_factory=list)
+
+
+class IngestedFile(BaseModel):
+    filename: str
+    status: Literal["ingested", "unchanged", "failed"]
+    chunks: int = 0
+    error: str | None = None
+
+
+class IngestOut(BaseModel):
+    acl: list[str]
+    files: list[IngestedFile]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    llm: str
+    embedder: str
+    agent_loaded: bool
+
+
+class ErrorOut(BaseModel):
+    detail: str

@@ -1,0 +1,188 @@
+"""The HTTP API driven over real HTTP: identity and ACL, ask, SSE streaming, threads, ingest."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.tracing.store import TraceStore
+from tests.agent.server.conftest import KEY_A, KEY_B, RunningApi
+
+
+def parse_sse(lines: list[str]) -> list[tuple[str, dict]]:
+    """Server-sent events as (event, data) pairs; comments (pings) are skipped."""
+    events, event, data = [], "message", []
+    for line in lines:
+        line = line.rstrip("\r")
+        if not line:
+            if data:
+                events.append((event, json.loads("\n".join(data))))
+            event, data = "message", []
+        elif line.startswith("event:"):
+            event = line[len("event:") :].strip()
+        elif line.startswith("data:"):
+            data.append(line[len("data:") :].lstrip())
+    if data:
+        events.append((event, json.loads("\n".join(data))))
+    return events
+
+
+# --- identity (no model calls) ---------------------------------------------------------------------
+
+
+def test_health_answers_without_a_key(api: RunningApi) -> None:
+    with api.client() as client:
+        response = client.get("/healthz")
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"X-API-Key": "not-a-key"}, {"Authorization": "Bearer not-a-key"}, {"Authorization": "Basic abc"}],
+)
+def test_unknown_or_malformed_credentials_are_401(api: RunningApi, headers: dict[str, str]) -> None:
+    with api.client() as client:
+        response = client.post("/ask", json={"question": "Falcon?"}, headers=headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_groups_in_the_body_are_rejected(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        response = client.post("/ask", json={"question": "Heron budget?", "groups": ["team-b"]})
+    assert response.status_code == 422
+    assert "groups" in response.text
+
+
+def test_unknown_thread_is_404(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        assert client.get("/threads/never-asked").status_code == 404
+        assert client.delete("/threads/never-asked").status_code == 404
+        assert client.get("/threads/bad%20id").status_code == 422
+
+
+# --- ingest (embeddings, no LLM) -------------------------------------------------------------------
+
+
+def test_ingest_reports_each_file_and_the_acl_it_applied(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        response = client.post(
+            "/ingest",
+            files=[
+                (
+                    "files",
+                    (
+                        "falcon.md",
+                        b"# Project Falcon\n\nProject Falcon answers in 40 milliseconds at the median.\n",
+                        "text/markdown",
+                    ),
+                ),
+                ("files", ("tool.exe", b"MZ", "application/octet-stream")),
+            ],
+        )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["acl"] == ["team-a"]
+    by_name = {f["filename"]: f for f in body["files"]}
+    assert by_name["tool.exe"] == {
+        "filename": "tool.exe",
+        "status": "failed",
+        "chunks": 0,
+        "error": "unsupported file type",
+    }
+    assert by_name["falcon.md"]["status"] in ("ingested", "unchanged")
+
+
+def test_ingest_cannot_grant_groups_the_caller_lacks(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        response = client.post(
+            "/ingest", data={"acl": "team-b"}, files={"files": ("x.md", b"# x\n\ntext\n", "text/markdown")}
+        )
+    assert response.status_code == 403 and "team-b" in response.json()["detail"]
+
+
+def test_upload_names_cannot_escape_the_upload_directory(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        response = client.post(
+            "/ingest", files={"files": ("../../evil.md", b"# Evil\n\nNothing.\n", "text/markdown")}
+        )
+    assert response.status_code == 200 and response.json()["files"][0]["filename"] == "evil.md"
+    assert not (api.settings.home / "evil.md").exists()
+    assert list((api.settings.home / "uploads").rglob("evil.md"))
+
+
+# --- answering (local LLM) -------------------------------------------------------------------------
+
+
+@pytest.mark.llm
+def test_ask_answers_with_citations_and_the_thread_is_the_callers_own(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        response = client.post(
+            "/ask",
+            json={
+                "question": "How fast does Project Falcon answer routing requests?",
+                "thread_id": "falcon-1",
+            },
+        )
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert "40" in answer["answer"] and not answer["refused"]
+        assert answer["thread_id"] == "falcon-1"
+        assert any(c["source"].endswith("falcon.md") for c in answer["citations"])
+
+        thread = client.get("/threads/falcon-1").json()
+        assert [t["question"] for t in thread["turns"]] == [
+            "How fast does Project Falcon answer routing requests?"
+        ]
+        assert thread["turns"][0]["answer"] == answer["answer"]
+
+    with api.client(KEY_B) as other:  # another key cannot see, nor delete, team A's thread
+        assert other.get("/threads/falcon-1").status_code == 404
+        assert other.delete("/threads/falcon-1").status_code == 404
+
+    with api.client(KEY_A) as client:
+        assert client.delete("/threads/falcon-1").status_code == 204
+        assert client.get("/threads/falcon-1").status_code == 404
+
+
+@pytest.mark.llm
+def test_stream_sends_steps_then_tokens_then_the_cited_answer(api: RunningApi) -> None:
+    with (
+        api.client(KEY_A) as client,
+        client.stream(
+            "POST", "/ask/stream", json={"question": "What is Project Falcon?", "thread_id": "falcon-sse"}
+        ) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse(list(response.iter_lines()))
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "answer" and "error" not in kinds
+    steps = [data["node"] for kind, data in events if kind == "step"]
+    assert steps[0] == "start_turn" and "retrieve" in steps and "generate_answer" in steps
+    tokens = [data["text"] for kind, data in events if kind == "token"]
+    assert len(tokens) > 3  # streamed piece by piece, not in one block
+    first_token = kinds.index("token")
+    assert kinds.index("step") < first_token < kinds.index("answer")
+    answer = events[-1][1]
+    assert answer["thread_id"] == "falcon-sse" and answer["citations"]
+    assert "falcon" in "".join(tokens).lower() and "falcon" in answer["answer"].lower()
+
+
+@pytest.mark.llm
+def test_a_key_never_retrieves_another_teams_document(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        response = client.post("/ask", json={"question": "What is the budget of Project Heron?"})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert "3 million" not in answer["answer"]
+    assert all(not c["source"].endswith("heron.md") for c in answer["citations"])
+    # The stored trace shows what retrieval saw: nothing of team B's document, whatever the model said.
+    trace = TraceStore(api.settings.traces_dir).load(answer["run_id"])
+    retrieved = [h["source"] for s in trace.steps if s.node == "retrieve" for h in s.decision["hits"]]
+    assert retrieved and not any(source.endswith("heron.md") for source in retrieved)
+
+    with api.client(KEY_B) as client:  # the owner of the document is answered from it
+        answer_b = client.post("/ask", json={"question": "What is the budget of Project Heron?"}).json()
+    assert "3" in answer_b["answer"] and any(c["source"].endswith("heron.md") for c in answer_b["citations"])
