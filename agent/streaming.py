@@ -129,6 +129,11 @@ def stream_answer(
             final_state, run_id=run_id, total_ms=(time.perf_counter() - started) * 1000.0, thread_id=thread_id
         )
         recorder.finish(answer)
+    if thread_id and graph.checkpointer is not None:
+        # Each turn saves a full snapshot per step; keep only the latest few so threads stay small.
+        from agent.threads import ThreadStore
+
+        ThreadStore(graph.checkpointer, keep_checkpoints=settings.chat.keep_checkpoints).compact([thread_id])
     yield FinalAnswer(answer=answer)
 
 
@@ -140,3 +145,20 @@ def run_to_answer(agent: Any, question: str, **options: Any) -> Answer:
             answer = event.answer
     assert answer is not None  # stream_answer always ends with the answer or raises
     return answer
+
+
+def ask_traced(
+    agent: Any, question: str, *, trace: bool = False, as_json: bool = False, **options: Any
+) -> Answer:
+    """The CLI's ask: the run is stored like every run; with ``trace`` its steps are printed live, as a
+    tree, or (with ``as_json``) as one JSON line per step. The caller prints the answer itself."""
+    sinks: list[TraceSink] = []
+    if trace and as_json:
+        from agent.tracing.json_lines import JsonLinesPrinter
+
+        sinks.append(JsonLinesPrinter(include_answer=False))
+    elif trace:
+        from agent.tracing.tree import LiveTreePrinter
+
+        sinks.append(LiveTreePrinter(show_answer=False))
+    return run_to_answer(agent, question, sinks=sinks, **options)

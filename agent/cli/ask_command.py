@@ -54,6 +54,10 @@ def ask_command(
     groups: Annotated[
         list[str] | None, typer.Option("--group", help="ask as these ACL groups (repeatable)")
     ] = None,
+    trace: Annotated[
+        bool,
+        typer.Option("--trace", help="print each step live as a tree (with --json: one JSON line per step)"),
+    ] = False,
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
     from agent.agent import Agent
@@ -61,7 +65,11 @@ def ask_command(
     agent = None
     try:
         agent = Agent()
-        answer = agent.ask(question, thread_id=thread, groups=groups, route=route.value)
+        from agent.streaming import ask_traced  # the run is stored under traces_dir for `ragpilot trace`
+
+        answer = ask_traced(
+            agent, question, trace=trace, as_json=as_json, thread_id=thread, groups=groups, route=route.value
+        )
     except RagpilotError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2 if isinstance(exc, ConfigError | FilterError) else 1) from None

@@ -140,7 +140,6 @@ def run_chat(
             continue
         try:
             answer_turn(agent, console, line, thread_id, groups)
-            threads.compact([thread_id])
         except RagpilotError as exc:
             console.print(f"[red]error:[/] {escape(str(exc))}")
 

@@ -151,7 +151,6 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
                     groups=who.groups,
                     route=body.route,
                 )
-                holder.threads().compact([stored_thread_id(who, public_id)])
         except RagpilotError as exc:
             raise _http_error(exc) from exc
         return JSONResponse(_public_answer(answer, public_id))
@@ -184,7 +183,6 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
                         elif isinstance(event, FinalAnswer):
                             answer = _public_answer(event.answer, public_id)
                             yield {"event": "answer", "data": json.dumps(answer, ensure_ascii=False)}
-                    holder.threads().compact([stored_thread_id(who, public_id)])
                 except RagpilotError as exc:
                     error = _http_error(exc)
                     yield {

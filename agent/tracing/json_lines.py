@@ -16,8 +16,10 @@ class JsonLinesPrinter:
     can read ``lines[-1]`` either way; a failed run ends with ``{"type": "error", ...}`` instead.
     """
 
-    def __init__(self, stream: IO[str] | None = None) -> None:
+    def __init__(self, stream: IO[str] | None = None, *, include_answer: bool = True) -> None:
+        """``include_answer=False`` leaves the last line to the caller (``ask`` prints it itself)."""
         self.stream = stream or sys.stdout
+        self.include_answer = include_answer
 
     def _emit(self, payload: dict) -> None:
         self.stream.write(json.dumps(payload, ensure_ascii=False) + "\n")
@@ -30,6 +32,8 @@ class JsonLinesPrinter:
         self._emit(step.model_dump(mode="json"))
 
     def on_run_finished(self, trace: RunTrace) -> None:
+        if not self.include_answer:
+            return
         if trace.answer is not None:
             self._emit(trace.answer)
         else:
