@@ -26,6 +26,7 @@ SUMMARY_TOKENS = 120
 _SUMMARY_SENTENCES_PER_SECTION = 2
 _MAX_REPACK_ROUNDS = 6
 _MAX_SLICES = 100_000
+_CLAUSE_MARKS = ("，", "、", "：", ", ", ": ")
 
 
 class TokenCounter:
@@ -201,9 +202,12 @@ def hard_split(text: str, budget: int, counter: TokenCounter) -> list[tuple[str,
                 break
             cut = max(1, int(cut * 0.85))
             cost = counter.cost(rest[:cut])
-        space = rest.rfind(" ", int(cut * 0.6), cut)
-        if space > 0:
-            cut = space
+        # Prefer a clause boundary (comma, colon), then a space, in the last 40% of the slice.
+        window_start = int(cut * 0.6)
+        clause = max(rest.rfind(mark, window_start, cut) for mark in _CLAUSE_MARKS)
+        boundary = clause + 1 if clause > 0 else rest.rfind(" ", window_start, cut)
+        if boundary > 0:
+            cut = boundary
             cost = counter.cost(rest[:cut])
         piece = rest[:cut].strip()
         if piece:
