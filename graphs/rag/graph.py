@@ -121,3 +121,15 @@ def build_graph(
     builder.add_edge("finalize_answer", END)
     builder.add_edge("refuse", END)
     return builder.compile(checkpointer=checkpointer, name="ragpilot")
+
+
+def __getattr__(name: str) -> Any:
+    """``graph``: the graph compiled from default settings, built on first access — the name
+    ``langgraph.json`` points LangGraph's own tooling (``langgraph dev``, the API server) at."""
+    if name == "graph":
+        from agent.settings import load_settings
+
+        compiled = build_graph(load_settings())
+        globals()["graph"] = compiled
+        return compiled
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

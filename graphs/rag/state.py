@@ -10,10 +10,11 @@ the reducers); ``messages`` and ``previous_context`` carry over between the turn
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, NotRequired, Required, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Required
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict  # pydantic needs this one before 3.12 (graph JSON schemas)
 
 Route = Literal["direct", "single", "iterative"]
 RouteRequest = Literal["auto", "direct", "single", "iterative"]
