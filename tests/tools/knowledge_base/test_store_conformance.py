@@ -199,7 +199,7 @@ def test_a_new_version_replaces_the_old_one_without_duplicates(store, vectors, e
     assert ids(search(store, embedder, "ribosomes proteins", "hybrid")) == ["alpha#5"]
 
 
-def test_a_new_version_with_the_same_chunk_ids_overwrites_in_place(store, vectors):
+def test_a_new_version_with_the_same_chunk_ids_replaces_the_old_one(store, vectors):
     write(store, vectors, "alpha", CORPUS["alpha"])
     edited = [
         CORPUS["alpha"][0].model_copy(update={"text": "Edited text about chloroplasts."}),
@@ -207,6 +207,18 @@ def test_a_new_version_with_the_same_chunk_ids_overwrites_in_place(store, vector
     ]
     write(store, vectors, "alpha", edited)
     assert [c.text for c in store.fetch(["alpha#0"])] == ["Edited text about chloroplasts."]
+    assert store.count() == 3
+
+
+def test_until_commit_the_old_version_stays_whole_even_where_chunk_ids_repeat(store, vectors, embedder):
+    old = write(store, vectors, "alpha", CORPUS["alpha"])
+    edited = [CORPUS["alpha"][0].model_copy(update={"text": "Rewritten, not yet committed."})]
+    write(store, vectors, "alpha", edited, commit=False)  # a crash would stop here
+    assert [c.text for c in store.fetch(["alpha#0", "alpha#1"])] == [c.text for c in CORPUS["alpha"]]
+    assert store.documents()["alpha"].doc_version == old
+    found = {h.chunk.chunk_id for h in search(store, embedder, "chloroplasts mitochondria", "hybrid")}
+    assert found == {"alpha#0", "alpha#1"}
+    assert store.purge_uncommitted() == 2  # the new version's chunk and summary
     assert store.count() == 3
 
 
@@ -226,25 +238,25 @@ def test_purge_removes_uncommitted_points(corpus_store, vectors):
 
 def _commit_without_cleanup(store: VectorStore, doc_id: str, version: str) -> None:
     """The first half of commit_document only: what a crash between its two writes leaves behind."""
+    from tools.knowledge_base.store._shared import commit_payload
+    from tools.knowledge_base.store.filters import parse_filter, to_client, to_edge
+
+    this_version = parse_filter({"doc_id": doc_id, "doc_version": version})
     if isinstance(store, EdgeStore):
         import qdrant_edge as qe
 
-        from tools.knowledge_base.store.filters import parse_filter, to_edge
-
-        where = to_edge(parse_filter({"doc_id": doc_id, "doc_version": version}))
-        store.shard.update(qe.UpdateOperation.set_payload_by_filter(where, {"committed": True}))
+        store.shard.update(qe.UpdateOperation.set_payload_by_filter(to_edge(this_version), commit_payload()))
     else:
-        from tools.knowledge_base.store.filters import parse_filter, to_client
-
-        where = to_client(parse_filter({"doc_id": doc_id, "doc_version": version}))
-        store.client.set_payload(store.collection, payload={"committed": True}, points=where, wait=True)
+        store.client.set_payload(
+            store.collection, payload=commit_payload(), points=to_client(this_version), wait=True
+        )
 
 
 def test_purge_removes_the_old_version_left_by_a_crash_inside_commit(corpus_store, vectors):
     new = [make_chunk("alpha", 7, "A new paragraph about chlorophyll.")]
     version = write(corpus_store, {**vectors, "alpha#7": vectors["alpha#0"]}, "alpha", new, commit=False)
     _commit_without_cleanup(corpus_store, "alpha", version)
-    assert corpus_store.purge_uncommitted() == 2  # alpha#0 and alpha#1 of the old version
+    assert corpus_store.purge_uncommitted() == 3  # alpha#0, alpha#1 and the summary of the old version
     assert corpus_store.documents()["alpha"].doc_version == version
     assert sorted(c.chunk_id for c in corpus_store.scroll({"doc_id": "alpha"})) == ["alpha#7", "alpha#99"]
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent.errors import ConfigError
-from tools.knowledge_base.records import Chunk
-from tools.knowledge_base.store.base import FilterInput, StoredHit
+from tools.knowledge_base.records import Chunk, point_id
+from tools.knowledge_base.store.base import DocumentState, FilterInput, StoredHit
 from tools.knowledge_base.store.filters import AndFilter, MatchCondition, parse_filter
 
 #: bumped when the point layout changes in a way old indexes cannot serve
@@ -20,9 +21,10 @@ UPSERT_BATCH = 256
 SCROLL_PAGE = 1000
 
 # Payload indexes created with the collection (field -> kind): the fields every read or commit filters on.
-# Chunks are fetched by point id, so chunk ids need no index; each index costs a write pass at creation.
+# Each index costs a write pass at creation, so only these.
 INDEXED_FIELDS: dict[str, str] = {
     "doc_id": "keyword",
+    "chunk_id": "keyword",
     "source": "keyword",
     "acl": "keyword",
     "kind": "keyword",
@@ -31,7 +33,8 @@ INDEXED_FIELDS: dict[str, str] = {
 }
 
 # Fields the store adds to a chunk's payload (not part of ``Chunk``).
-STORE_FIELDS = ("committed", "doc_version", "ingest_signature")
+STORE_FIELDS = ("committed", "committed_at", "doc_version", "ingest_signature")
+SUMMARY_FIELDS = ["doc_id", "source", "content_hash", "doc_version", "ingest_signature", "committed_at"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,17 @@ def write_identity(path: Path, identity: IndexIdentity) -> None:
     os.replace(tmp, path)
 
 
+def versioned_point_id(chunk_id: str, doc_version: str) -> str:
+    """Point ids are per version, so a new version is written beside the old one (which stays whole and
+    visible) until ``commit_document`` swaps them; chunks are fetched by their ``chunk_id`` payload."""
+    return point_id(f"{chunk_id}@{doc_version}")
+
+
+def commit_payload() -> dict[str, Any]:
+    # committed_at orders versions if a crash ever leaves two committed (see stale_points).
+    return {"committed": True, "committed_at": time.time()}
+
+
 def chunk_payload(chunk: Chunk, doc_version: str, ingest_signature: str) -> dict[str, Any]:
     payload = chunk.model_dump(mode="json")
     payload.update(committed=False, doc_version=doc_version, ingest_signature=ingest_signature)
@@ -142,9 +156,30 @@ def in_asked_order(chunks: Iterable[Chunk], asked: Sequence[str]) -> list[Chunk]
     return [by_id[i] for i in dict.fromkeys(asked) if i in by_id]
 
 
-def stale_points(summaries: dict[str, str], points: Iterable[tuple[str, str, str]]) -> list[str]:
-    """Point ids an interrupted commit left behind, given the committed summary version of each
-    document and (point id, doc_id, doc_version) of every committed point: points of another version
-    than their document's summary (a crash between "commit" and "delete old"), and points of documents
-    with no committed summary at all (a crash after a changed document overwrote its summary)."""
-    return [pid for pid, doc_id, version in points if summaries.get(doc_id) != version]
+def document_states(summaries: Iterable[dict[str, Any]], counts: dict[str, int]) -> dict[str, DocumentState]:
+    """DocumentStates from committed summary payloads; of two committed versions (a crash between the two
+    writes of ``commit_document``), the later commit is the document."""
+    newest: dict[str, dict[str, Any]] = {}
+    for payload in summaries:
+        doc_id = payload["doc_id"]
+        if doc_id not in newest or payload.get("committed_at", 0) > newest[doc_id].get("committed_at", 0):
+            newest[doc_id] = payload
+    return {
+        doc_id: DocumentState(
+            doc_id=doc_id,
+            source=p.get("source", ""),
+            content_hash=p.get("content_hash", ""),
+            doc_version=p.get("doc_version", ""),
+            chunks=counts.get(doc_id, 0),
+            ingest_signature=p.get("ingest_signature") or "",
+        )
+        for doc_id, p in newest.items()
+    }
+
+
+def stale_points(versions: dict[str, str], points: Iterable[tuple[str, str, str]]) -> list[str]:
+    """Committed point ids that are not their document's current version, given that version per
+    document (``documents()``) and (point id, doc_id, doc_version) of every committed point: the old
+    version a crash between the two writes of ``commit_document`` left, or chunks of a document whose
+    summary is missing."""
+    return [pid for pid, doc_id, version in points if versions.get(doc_id) != version]

@@ -4,15 +4,18 @@ Schema (identical in both implementations):
 - named dense vector ``dense`` (cosine, size = embedder dim);
 - named sparse vector ``bm25`` with ``Modifier.IDF`` (the engine applies IDF; documents carry
   BM25 term-frequency saturation weights from the shared ``SparseEncoder``);
-- payload = ``Chunk.model_dump(mode="json")`` plus ``committed`` (bool), ``doc_version`` (str) and
+- payload = ``Chunk.model_dump(mode="json")`` plus ``committed`` (bool), ``committed_at`` (epoch s),
+  ``doc_version`` (str) and
   ``ingest_signature`` (a fingerprint of the chunking settings, ACL, title and metadata the document was
   indexed with, so changing any of them re-indexes an unchanged file);
-- payload indexes on ``doc_id``, ``source``, ``acl``, ``updated_at``, ``kind`` and ``committed`` (other
+- payload indexes on ``doc_id``, ``chunk_id``, ``source``, ``acl``, ``updated_at``, ``kind``, ``committed`` (other
   fields, ``keys.*`` and user metadata, are filtered without an index: exact at knowledge-base scale).
 
 Visibility: ingestion writes a document's new chunks with ``committed=False``, flips them to True in
 one filtered payload update, then deletes the previous version. Every search and fetch ANDs
-``committed=True``, so a crash mid-document never exposes a half-written document.
+``committed=True``, so a crash mid-document never exposes a half-written document. Point ids are
+derived from (chunk id, doc_version), so a new version never overwrites the old one's points: until
+the commit, readers see the old version whole. Chunks are fetched by their ``chunk_id`` payload.
 
 Filters are the JSON form of ``store.filters`` (a dict, JSON text, or an already parsed ``AndFilter``).
 """

@@ -18,20 +18,24 @@ import numpy as np
 import qdrant_edge as qe
 
 from agent.errors import ProviderUnavailable, RagpilotError
-from tools.knowledge_base.records import Chunk, point_id
+from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.store._shared import (
     INDEXED_FIELDS,
     SCROLL_PAGE,
+    SUMMARY_FIELDS,
     UPSERT_BATCH,
     IndexIdentity,
     chunk_from_payload,
     chunk_payload,
+    commit_payload,
     doc_condition,
+    document_states,
     hybrid_hits,
     in_asked_order,
     read_identity,
     single_leg_hits,
     stale_points,
+    versioned_point_id,
     visible,
     write_identity,
 )
@@ -45,7 +49,13 @@ from tools.knowledge_base.store.base import (
     StoredHit,
     VectorStore,
 )
-from tools.knowledge_base.store.filters import AndFilter, MatchCondition, NotEqualCondition, to_edge
+from tools.knowledge_base.store.filters import (
+    AndFilter,
+    InCondition,
+    MatchCondition,
+    NotEqualCondition,
+    to_edge,
+)
 
 _SCHEMA_TYPES = {
     "keyword": qe.PayloadSchemaType.Keyword,
@@ -165,7 +175,11 @@ class EdgeStore(VectorStore):
                 if sparse[i] is not None and sparse[i].indices:
                     vectors[SPARSE_VECTOR] = qe.SparseVector(list(sparse[i].indices), list(sparse[i].values))
             points.append(
-                qe.Point(chunk.point_id, vectors, chunk_payload(chunk, doc_version, ingest_signature))
+                qe.Point(
+                    versioned_point_id(chunk.chunk_id, doc_version),
+                    vectors,
+                    chunk_payload(chunk, doc_version, ingest_signature),
+                )
             )
         for start in range(0, len(points), UPSERT_BATCH):
             self.shard.update(qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH]))
@@ -174,9 +188,7 @@ class EdgeStore(VectorStore):
         this_version = AndFilter(
             conditions=[doc_condition(doc_id), MatchCondition(field="doc_version", value=doc_version)]
         )
-        self.shard.update(
-            qe.UpdateOperation.set_payload_by_filter(to_edge(this_version), {"committed": True})
-        )
+        self.shard.update(qe.UpdateOperation.set_payload_by_filter(to_edge(this_version), commit_payload()))
         other_versions = AndFilter(
             conditions=[doc_condition(doc_id), NotEqualCondition(field="doc_version", value=doc_version)]
         )
@@ -198,12 +210,12 @@ class EdgeStore(VectorStore):
         removed = int(self._shard.count(qe.CountRequest(exact=True, filter=uncommitted)))
         if removed:
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(uncommitted))
-        summaries = {doc_id: state.doc_version for doc_id, state in self.documents().items()}
+        versions = {doc_id: state.doc_version for doc_id, state in self.documents().items()}
         committed = (
             (str(r.id), r.payload["doc_id"], r.payload.get("doc_version"))
             for r in self._scroll_records(visible(None), ["doc_id", "doc_version"])
         )
-        stale = stale_points(summaries, committed)
+        stale = stale_points(versions, committed)
         for start in range(0, len(stale), UPSERT_BATCH):
             self._shard.update(qe.UpdateOperation.delete_points(stale[start : start + UPSERT_BATCH]))
         return removed + len(stale)
@@ -213,22 +225,8 @@ class EdgeStore(VectorStore):
     def documents(self) -> dict[str, DocumentState]:
         if self._shard is None:
             return {}
-        summaries = visible({"kind": "summary"})
-        counts = self._chunks_per_document()
-        states = {}
-        for record in self._scroll_records(
-            summaries, ["doc_id", "source", "content_hash", "doc_version", "ingest_signature"]
-        ):
-            p = record.payload
-            states[p["doc_id"]] = DocumentState(
-                doc_id=p["doc_id"],
-                source=p.get("source", ""),
-                content_hash=p.get("content_hash", ""),
-                doc_version=p.get("doc_version", ""),
-                chunks=counts.get(p["doc_id"], 0),
-                ingest_signature=p.get("ingest_signature") or "",
-            )
-        return states
+        summaries = self._scroll_records(visible({"kind": "summary"}), SUMMARY_FIELDS)
+        return document_states((r.payload or {} for r in summaries), self._chunks_per_document())
 
     def _chunks_per_document(self) -> dict[str, int]:
         total = self.count()
@@ -328,19 +326,13 @@ class EdgeStore(VectorStore):
         if self._shard is None or not chunk_ids:
             return []
         wanted = list(dict.fromkeys(chunk_ids))
-        where = to_edge(visible(filter))
         found: list[Chunk] = []
         for start in range(0, len(wanted), SCROLL_PAGE):
-            ids = {point_id(c) for c in wanted[start : start + SCROLL_PAGE]}
-            records, _next = self._shard.scroll(
-                qe.ScrollRequest(
-                    limit=len(ids),
-                    filter=qe.Filter(must=[qe.HasIdCondition(ids), where]),
-                    with_payload=True,
-                    with_vector=False,
-                )
+            by_id = AndFilter(
+                conditions=[InCondition(field="chunk_id", values=wanted[start : start + SCROLL_PAGE])]
             )
-            found.extend(chunk_from_payload(r.payload) for r in records)
+            where = AndFilter(conditions=[by_id, visible(filter)])
+            found.extend(chunk_from_payload(r.payload) for r in self._scroll_records(where, True))
         return in_asked_order(found, chunk_ids)
 
     def scroll(self, filter: FilterInput, limit: int = SCROLL_PAGE) -> Iterator[Chunk]:

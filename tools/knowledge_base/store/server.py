@@ -13,19 +13,23 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 
 from agent.errors import ProviderUnavailable
-from tools.knowledge_base.records import Chunk, point_id
+from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.store._shared import (
     INDEXED_FIELDS,
     SCROLL_PAGE,
+    SUMMARY_FIELDS,
     UPSERT_BATCH,
     IndexIdentity,
     chunk_from_payload,
     chunk_payload,
+    commit_payload,
     doc_condition,
+    document_states,
     hybrid_hits,
     in_asked_order,
     single_leg_hits,
     stale_points,
+    versioned_point_id,
     visible,
 )
 from tools.knowledge_base.store.base import (
@@ -38,7 +42,13 @@ from tools.knowledge_base.store.base import (
     StoredHit,
     VectorStore,
 )
-from tools.knowledge_base.store.filters import AndFilter, MatchCondition, NotEqualCondition, to_client
+from tools.knowledge_base.store.filters import (
+    AndFilter,
+    InCondition,
+    MatchCondition,
+    NotEqualCondition,
+    to_client,
+)
 
 _SCHEMA_TYPES = {
     "keyword": models.PayloadSchemaType.KEYWORD,
@@ -144,7 +154,7 @@ class ServerStore(VectorStore):
                     )
             points.append(
                 models.PointStruct(
-                    id=chunk.point_id,
+                    id=versioned_point_id(chunk.chunk_id, doc_version),
                     vector=vectors,
                     payload=chunk_payload(chunk, doc_version, ingest_signature),
                 )
@@ -157,7 +167,7 @@ class ServerStore(VectorStore):
             conditions=[doc_condition(doc_id), MatchCondition(field="doc_version", value=doc_version)]
         )
         self.client.set_payload(
-            self.collection, payload={"committed": True}, points=to_client(this_version), wait=True
+            self.collection, payload=commit_payload(), points=to_client(this_version), wait=True
         )
         other_versions = AndFilter(
             conditions=[doc_condition(doc_id), NotEqualCondition(field="doc_version", value=doc_version)]
@@ -188,12 +198,12 @@ class ServerStore(VectorStore):
         removed = self._count_where(uncommitted)
         if removed:
             self._delete_where(uncommitted)
-        summaries = {doc_id: state.doc_version for doc_id, state in self.documents().items()}
+        versions = {doc_id: state.doc_version for doc_id, state in self.documents().items()}
         committed = (
             (str(r.id), r.payload["doc_id"], r.payload.get("doc_version"))
             for r in self._scroll_records(visible(None), ["doc_id", "doc_version"])
         )
-        stale = stale_points(summaries, committed)
+        stale = stale_points(versions, committed)
         for start in range(0, len(stale), UPSERT_BATCH):
             self.client.delete(
                 self.collection,
@@ -207,20 +217,8 @@ class ServerStore(VectorStore):
     def documents(self) -> dict[str, DocumentState]:
         if not self._collection_exists():
             return {}
-        counts = self._chunks_per_document()
-        states = {}
-        fields = ["doc_id", "source", "content_hash", "doc_version", "ingest_signature"]
-        for record in self._scroll_records(visible({"kind": "summary"}), fields):
-            p = record.payload
-            states[p["doc_id"]] = DocumentState(
-                doc_id=p["doc_id"],
-                source=p.get("source", ""),
-                content_hash=p.get("content_hash", ""),
-                doc_version=p.get("doc_version", ""),
-                chunks=counts.get(p["doc_id"], 0),
-                ingest_signature=p.get("ingest_signature") or "",
-            )
-        return states
+        summaries = self._scroll_records(visible({"kind": "summary"}), SUMMARY_FIELDS)
+        return document_states((r.payload or {} for r in summaries), self._chunks_per_document())
 
     def _chunks_per_document(self) -> dict[str, int]:
         total = self.count()
@@ -318,18 +316,13 @@ class ServerStore(VectorStore):
         if not chunk_ids or not self._collection_exists():
             return []
         wanted = list(dict.fromkeys(chunk_ids))
-        where = to_client(visible(filter))
         found: list[Chunk] = []
         for start in range(0, len(wanted), SCROLL_PAGE):
-            ids = [point_id(c) for c in wanted[start : start + SCROLL_PAGE]]
-            records, _next = self.client.scroll(
-                self.collection,
-                scroll_filter=models.Filter(must=[models.HasIdCondition(has_id=ids), where]),
-                limit=len(ids),
-                with_payload=True,
-                with_vectors=False,
+            by_id = AndFilter(
+                conditions=[InCondition(field="chunk_id", values=wanted[start : start + SCROLL_PAGE])]
             )
-            found.extend(chunk_from_payload(r.payload or {}) for r in records)
+            where = AndFilter(conditions=[by_id, visible(filter)])
+            found.extend(chunk_from_payload(r.payload or {}) for r in self._scroll_records(where, True))
         return in_asked_order(found, chunk_ids)
 
     def scroll(self, filter: FilterInput, limit: int = SCROLL_PAGE) -> Iterator[Chunk]:
