@@ -26,7 +26,9 @@ class Embedder(ABC):
         """Return a (dim,) float32 L2-normalised vector for one query."""
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.embed_query(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        return (
+            np.stack([self.embed_query(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+        )
 
     @abstractmethod
     def count_tokens(self, text: str) -> int:

