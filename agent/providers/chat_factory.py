@@ -11,6 +11,7 @@ import threading
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from agent.errors import ConfigError
 from agent.settings import Settings
@@ -78,10 +79,10 @@ def _build_openai(settings: Settings) -> BaseChatModel:
         api_key = "unused"  # the client insists on a key; keyless local servers ignore it
     return RagpilotChatOpenAI(
         model=settings.llm.model,
-        api_key=api_key,
+        api_key=SecretStr(api_key),
         base_url=base_url,
         temperature=settings.llm.temperature,
-        max_tokens=settings.llm.max_tokens,
+        max_completion_tokens=settings.llm.max_tokens,  # the field's alias; sent as max_tokens
         timeout=settings.llm.timeout_s,
         max_retries=settings.llm.max_retries,
         stream_usage=True,

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, conv
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from agent.errors import ProviderUnavailable
 from agent.providers.local_gguf import GGUF_FILENAME, ensure_local_gguf
@@ -115,7 +115,7 @@ class LocalLlamaChatModel(BaseChatModel):
     """LangChain chat model over a local GGUF file run by llama-cpp-python."""
 
     model_path: Path
-    model_name: str = Field(GGUF_FILENAME.removesuffix(".gguf"))
+    model_name: str = GGUF_FILENAME.removesuffix(".gguf")
     context_tokens: int = 4096
     num_threads: int = 2
     temperature: float = 0.0

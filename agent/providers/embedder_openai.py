@@ -98,9 +98,10 @@ class OpenAIEmbedder(Embedder):
     def _embed_request(self, batch: Sequence[str]) -> np.ndarray:
         # The API rejects empty strings; a single space embeds as "nothing" without failing the batch.
         inputs = [text if text.strip() else " " for text in batch]
-        extra = {"dimensions": self._request_dimensions} if self._request_dimensions else {}
         try:
-            response = self._client.embeddings.create(model=self.model, input=inputs, **extra)
+            response = self._client.embeddings.create(
+                model=self.model, input=inputs, dimensions=self._request_dimensions or openai.omit
+            )
             data = sorted(response.data, key=lambda item: item.index)
             vectors = np.asarray([item.embedding for item in data], dtype=np.float32)
         except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
