@@ -340,3 +340,24 @@ def test_a_short_document_has_no_needless_parents(settings: Settings, count_toke
     # Under 512 tokens: a 2048-token parent would repeat the 512-token one word for word.
     assert len(parents) == 1 and parents[0].level == 1 and parents[0].parent_id is None
     assert all(c.parent_id == parents[0].chunk_id for c in chunks if c.kind == "chunk")
+
+
+def test_slicing_a_huge_unbroken_text_stays_linear(count_tokens: CountTokens) -> None:
+    blob = "".join(f'{{"id":{i},"name":"item{i}","tags":["a","b"]}},' for i in range(1000))  # minified data
+    counted_chars = 0
+
+    def counting(text: str) -> int:
+        nonlocal counted_chars
+        counted_chars += len(text)
+        return count_tokens(text)
+
+    doc = LoadedDocument(
+        doc_id="d", source="/d.txt", title="D", content_hash="0" * 64, blocks=[Block(text=blob)]
+    )
+    texts = _searchable_text_chunks(
+        chunk_document(doc, ChunkingSettings(chunk_tokens=128, overlap_tokens=0), counting)
+    )
+    assert "".join(c.text for c in texts) == blob
+    assert max(count_tokens(c.text) for c in texts) <= 128
+    # Each character is tokenized a small, bounded number of times (never the whole remainder per slice).
+    assert counted_chars <= 4 * len(blob) + 10_000

@@ -141,7 +141,10 @@ def split_into_units(doc: LoadedDocument, counter: TokenCounter, max_unit_tokens
             for i, (start, end) in enumerate(spans):
                 separator = _separator(text[spans[i - 1][1] : start]) if i else " "
                 sentence = text[start:end]
-                tokens = counter.cost(sentence)
+                # A sentence this long cannot fit: skip counting it whole, slice it directly.
+                tokens = (
+                    counter.cost(sentence) if len(sentence) <= max_unit_tokens * 32 else max_unit_tokens + 1
+                )
                 if tokens <= max_unit_tokens:
                     add(section, sentence, tokens, block.page, separator, False)
                     continue
@@ -185,34 +188,46 @@ def _fit_code(code: str, counter: TokenCounter, budget: int) -> list[tuple[str, 
 
 def hard_split(text: str, budget: int, counter: TokenCounter) -> list[tuple[str, int]]:
     """Slice text with no usable sentence boundary into pieces of at most ``budget`` content tokens,
-    preferring to cut at whitespace. The last resort of every chunker."""
+    preferring to cut at a clause mark, then at whitespace. The last resort of every chunker.
+
+    Linear in the text: each slice is sized from a chars-per-token estimate and counted on its own,
+    never the whole remainder (a megabyte of minified data must not be re-tokenized per slice).
+    """
     pieces: list[tuple[str, int]] = []
-    rest = text.strip()
+    text = text.strip()
+    position = 0
+    sample = text[:4000]
+    chars_per_token = len(sample) / max(counter.cost(sample), 1)
     for _ in range(_MAX_SLICES):
-        if not rest:
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position >= len(text):
             break
-        total = counter.cost(rest)
-        if total <= budget:
-            pieces.append((rest, total))
-            break
-        cut = max(1, int(len(rest) * budget / total * 0.95))
-        cost = counter.cost(rest[:cut])
+        remaining = len(text) - position
+        if remaining <= budget * chars_per_token * 1.5:
+            tail = text[position:]
+            tail_cost = counter.cost(tail)
+            if tail_cost <= budget:
+                pieces.append((tail, tail_cost))
+                break
+        cut = max(1, min(remaining, int(budget * chars_per_token * 0.95)))
+        cost = counter.cost(text[position : position + cut])
         for _shrink in range(64):
             if cost <= budget or cut <= 1:
                 break
             cut = max(1, int(cut * 0.85))
-            cost = counter.cost(rest[:cut])
+            cost = counter.cost(text[position : position + cut])
         # Prefer a clause boundary (comma, colon), then a space, in the last 40% of the slice.
-        window_start = int(cut * 0.6)
-        clause = max(rest.rfind(mark, window_start, cut) for mark in _CLAUSE_MARKS)
-        boundary = clause + 1 if clause > 0 else rest.rfind(" ", window_start, cut)
-        if boundary > 0:
-            cut = boundary
-            cost = counter.cost(rest[:cut])
-        piece = rest[:cut].strip()
+        window_start, window_end = position + int(cut * 0.6), position + cut
+        clause = max(text.rfind(mark, window_start, window_end) for mark in _CLAUSE_MARKS)
+        boundary = clause + 1 if clause > position else text.rfind(" ", window_start, window_end)
+        if boundary > position:
+            cut = boundary - position
+            cost = counter.cost(text[position : position + cut])
+        piece = text[position : position + cut].strip()
         if piece:
-            pieces.append((piece, cost))
-        rest = rest[cut:].strip()
+            pieces.append((piece, counter.cost(piece) if piece != text[position : position + cut] else cost))
+        position += cut
     return pieces
 
 
