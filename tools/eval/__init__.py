@@ -1,0 +1,1 @@
+"""Evaluation of ragpilot's parts on public benchmarks: retrieval (``retrieval.py``), answers (later)."""
