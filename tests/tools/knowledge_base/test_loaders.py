@@ -297,3 +297,28 @@ def test_beir_jsonl_gz(settings: Settings, tmp_path: Path) -> None:
     assert [d.doc_id for d in docs] == ["d1", "d2", "3"]
     assert all(d.source == path.absolute().as_posix() for d in docs)
     assert docs[0].metadata["file_type"] == "jsonl"
+
+
+# --- the bundled sample set --------------------------------------------------------------------------------
+
+
+def test_sample_questions_point_at_loadable_files_holding_their_facts(settings: Settings) -> None:
+    questions = json.loads((SAMPLES / "questions.json").read_text(encoding="utf-8"))["questions"]
+    supported, _ = iter_candidate_files([SAMPLES])
+    texts = {p.name: "\n".join(b.text for d in load_file(p, settings) for b in d.blocks) for p in supported}
+    assert {s for q in questions for s in q["sources"]} == set(texts)  # every sample file is used
+    # The facts each bridge question chains together are where the question says.
+    assert (
+        "OrderID: NW-1007\nOrderDate: 2025-02-27\nCustomerID: C-101\nProduct: HX-200" in texts["orders.xlsx"]
+    )
+    assert "HX-200 的额定载重为 200 公斤" in texts["产品手册.md"]
+    assert "CustomerID: C-104\nCompany: Atlas Data Centers" in texts["orders.xlsx"]
+    assert "AccountManager: Ana Ribeiro" in texts["orders.xlsx"]
+    assert "sales budget of the customer's account manager" in texts["handbook.md"]
+    assert "标准保修期为 24 个月" in texts[
+        "产品手册.md"
+    ] and "S3 firmware 1.6, planned for June 2025" in " ".join(
+        texts["release-notes.pdf"].split()  # PDF lines wrap anywhere
+    )
+    assert "25 days of paid annual leave" in texts["handbook.md"]
+    assert "dental" not in "\n".join(texts.values()).lower()
