@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.settings import ChunkingSettings
-from tools.knowledge_base.chunkers.base import Chunker, TokenCounter, finish_chunks, split_into_units
+from tools.knowledge_base.chunkers._units import TokenCounter, split_into_units
+from tools.knowledge_base.chunkers.base import Chunker, finish_chunks
 from tools.knowledge_base.chunkers.hierarchical import HierarchicalChunker
 from tools.knowledge_base.chunkers.recursive import RecursiveChunker
 from tools.knowledge_base.chunkers.sentence_window import SentenceWindowChunker

@@ -11,15 +11,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from tools.knowledge_base.chunkers.base import (
-    Chunker,
-    DocumentUnits,
-    DraftChunk,
-    Unit,
-    by_paragraph,
-    by_section,
-    pack_verified,
-)
+from tools.knowledge_base.chunkers._units import DocumentUnits, Unit, by_paragraph, by_section, pack_verified
+from tools.knowledge_base.chunkers.base import Chunker, DraftChunk
 
 
 class HierarchicalChunker(Chunker):

@@ -7,7 +7,8 @@ overlap is made of whole trailing sentences of the previous chunk in the same se
 
 from __future__ import annotations
 
-from tools.knowledge_base.chunkers.base import Chunker, DocumentUnits, DraftChunk, by_paragraph, pack_verified
+from tools.knowledge_base.chunkers._units import DocumentUnits, by_paragraph, pack_verified
+from tools.knowledge_base.chunkers.base import Chunker, DraftChunk
 
 
 class RecursiveChunker(Chunker):

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from tools.knowledge_base.chunkers.base import Chunker, DocumentUnits, DraftChunk, join_units
+from tools.knowledge_base.chunkers._units import DocumentUnits, join_units
+from tools.knowledge_base.chunkers.base import Chunker, DraftChunk
 
 
 class SentenceWindowChunker(Chunker):
