@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.providers.embedder_base import Embedder
+from agent.providers.embedder_factory import get_embedder
 from agent.settings import Settings
 from tools.knowledge_base.embed_cache import EmbeddingCache
 from tools.knowledge_base.sparse import SparseEncoder
@@ -13,18 +14,10 @@ from tools.knowledge_base.store.base import VectorStore
 from tools.knowledge_base.store.factory import open_store
 
 
-def _default_embedder(settings: Settings) -> Embedder:
-    try:
-        from agent.providers.embedder_factory import get_embedder
-    except ImportError:  # the factory module is written in parallel; the local model is the default anyway
-        from agent.providers.embedder_local_e5 import LocalE5Embedder
-
-        return LocalE5Embedder(settings.embedder.num_threads)
-    return get_embedder(settings)
-
-
 @dataclass
 class KnowledgeBase:
+    """An open knowledge base; a context manager that closes the store and the cache."""
+
     settings: Settings
     store: VectorStore
     embedder: Embedder
@@ -37,7 +30,7 @@ class KnowledgeBase:
     ) -> KnowledgeBase:
         """Open the collection for ``settings`` (created if missing). Raises ConfigError when the index was
         built with another embedder, ProviderUnavailable when the store cannot be reached or is locked."""
-        embedder = embedder or _default_embedder(settings)
+        embedder = embedder or get_embedder(settings)
         sparse = SparseEncoder()
         store = store or open_store(settings, sparse_encoder=sparse.name)
         try:

@@ -15,6 +15,7 @@ import pytest
 
 from agent.errors import ConfigError, ProviderUnavailable
 from agent.settings import load_settings
+from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.sparse import SparseEncoder
 from tools.knowledge_base.store.edge import EdgeStore, IndexLocked
@@ -142,3 +143,28 @@ def test_server_store_in_local_mode_persists_under_a_path(tmp_path):
         assert reopened.count() == 2
     finally:
         reopened.close()
+
+
+def test_knowledge_base_refuses_an_index_of_another_embedder_and_releases_it(tmp_path):
+    settings = load_settings(home=tmp_path / "home")
+    other = EdgeStore(settings.index_dir, sparse_encoder=ENCODER.name)
+    other.ensure_collection(4, "some-4-dim-model")
+    other.close()
+    with pytest.raises(ConfigError, match="some-4-dim-model"):
+        KnowledgeBase.open(settings)
+    EdgeStore(settings.index_dir, sparse_encoder=ENCODER.name).close()  # the failed open left no lock
+
+
+def test_knowledge_base_bundles_store_embedder_sparse_encoder_and_cache(tmp_path):
+    settings = load_settings(home=tmp_path / "home")
+    with KnowledgeBase.open(settings) as kb:
+        assert isinstance(kb.store, EdgeStore)
+        assert kb.embed_cache.model_name == kb.embedder.name
+        assert (settings.home / "embeddings.sqlite").exists()
+        assert kb.sparse.encode_query("cells").indices
+    with pytest.raises(IndexLocked):
+        held = KnowledgeBase.open(settings)
+        try:
+            EdgeStore(settings.index_dir, sparse_encoder=ENCODER.name)
+        finally:
+            held.close()
