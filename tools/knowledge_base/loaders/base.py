@@ -17,7 +17,7 @@ from typing import Any
 from charset_normalizer import from_bytes
 
 from agent.errors import IngestError
-from tools.knowledge_base.records import LoadedDocument
+from tools.knowledge_base.records import Block, LoadedDocument
 
 # Tried in addition to charset-normalizer's guesses, because short Chinese or Western texts are
 # where its ranking is least reliable.
@@ -47,17 +47,27 @@ class SourceInfo:
     max_bytes: int = 0
     warnings: list[str] = field(default_factory=list)
 
-    def document(self, *, title: str, blocks: list, language: str | None, **extra: Any) -> LoadedDocument:
-        """A LoadedDocument carrying this source's identity, ACL and metadata."""
-        metadata = {**self.metadata, **extra.pop("metadata", {})}
+    def document(
+        self,
+        *,
+        title: str,
+        blocks: list[Block],
+        language: str | None,
+        metadata: dict[str, Any] | None = None,
+        doc_id: str | None = None,
+        content_hash: str | None = None,
+    ) -> LoadedDocument:
+        """A LoadedDocument carrying this source's identity, ACL and metadata. ``doc_id`` and
+        ``content_hash`` override the file's own (one JSONL file holds many documents); ``metadata``
+        found in the file is added to the sidecar's and wins over it."""
         return LoadedDocument(
-            doc_id=extra.pop("doc_id", self.doc_id),
+            doc_id=doc_id or self.doc_id,
             source=self.source,
             title=self.title or title,
             blocks=blocks,
-            content_hash=extra.pop("content_hash", self.content_hash),
+            content_hash=content_hash or self.content_hash,
             language=language,
-            metadata=metadata,
+            metadata={**self.metadata, **(metadata or {})},
             acl=list(self.acl),
         )
 
