@@ -69,10 +69,10 @@ def parse_markdown(text: str) -> tuple[list[Block], str | None]:
         fence = _FENCE_RE.match(line)
         if fence:
             marker = fence.group(1)
+            # The fence closes with the same character, at least as many times (CommonMark).
+            closing = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
             end = i + 1
-            while end < len(lines) and not re.match(
-                rf"^ {{0,3}}{marker[0]}{{{len(marker)},}}[ \t]*$", lines[end]
-            ):
+            while end < len(lines) and not closing.match(lines[end]):
                 end += 1
             builder.code("\n".join(lines[i : end + 1]).rstrip())
             i = end + 1
