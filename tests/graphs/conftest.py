@@ -10,6 +10,7 @@ import pytest
 
 from agent.providers.embedder_local_e5 import LocalE5Embedder
 from agent.settings import Settings, load_settings
+from graphs.rag.checkpointer import open_checkpointer
 from graphs.rag.classifier.base import ComplexityClassifier
 from graphs.rag.graph import build_graph
 from graphs.rag.resources import Resources
@@ -52,6 +53,8 @@ def make_graph(knowledge_base: KnowledgeBase, embedder: LocalE5Embedder, tmp_pat
         **settings_overrides: Any,
     ) -> tuple[Any, Settings]:
         settings = load_settings(home=tmp_path / "home", graph=graph or {}, **settings_overrides)
+        if checkpointer == "settings":  # the one the settings name (SQLite at settings.threads_db)
+            checkpointer = open_checkpointer(settings)
         resources = Resources(
             settings,
             llm=llm,

@@ -94,16 +94,26 @@ class ScriptedChatModel(BaseChatModel):
 
 
 class ScriptedReranker(Reranker):
-    """Orders hits by a fixed score per chunk id (``default`` for the others)."""
+    """Orders hits by a fixed score per chunk id or URL (``default`` for the others), or by
+    ``score(query, hit)`` when a function is given."""
 
     name = "scripted"
 
-    def __init__(self, scores: dict[str, float] | None = None, default: float = 0.9) -> None:
+    def __init__(
+        self,
+        scores: dict[str, float] | Callable[[str, Hit], float] | None = None,
+        default: float = 0.9,
+    ) -> None:
         self.scores = scores or {}
         self.default = default
 
+    def score(self, query: str, hit: Hit) -> float:
+        if callable(self.scores):
+            return self.scores(query, hit)
+        return self.scores.get(hit.chunk_id, self.scores.get(hit.url or "", self.default))
+
     def rerank(self, query: str, hits: Sequence[Hit], top_n: int) -> list[Hit]:
-        scored = [(h, self.scores.get(h.chunk_id, self.default)) for h in hits]
+        scored = [(h, self.score(query, h)) for h in hits]
         scored.sort(key=lambda pair: -pair[1])
         return [h.model_copy(update={"rerank_score": s, "score": s}) for h, s in scored[:top_n]]
 

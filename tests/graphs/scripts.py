@@ -35,6 +35,19 @@ def cite(sentence: str, fragment: str) -> Callable[[list[BaseMessage]], str]:
     return reply
 
 
+def cite_any(*pairs: tuple[str, str]) -> Callable[[list[BaseMessage]], str]:
+    """Like ``cite`` for the first (sentence, fragment) pair whose fragment a passage holds."""
+
+    def reply(messages: list[BaseMessage]) -> str:
+        for sentence, fragment in pairs:
+            answer = cite(sentence, fragment)(messages)
+            if answer != "NOT_FOUND":
+                return answer
+        return "NOT_FOUND"
+
+    return reply
+
+
 def support(*verdicts: str, useful: bool = True) -> str:
     return json.dumps(
         {"sentences": [{"n": i, "support": v} for i, v in enumerate(verdicts, 1)], "answers_question": useful}

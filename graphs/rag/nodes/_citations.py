@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from tools.knowledge_base.text_units import split_sentences
 
 # [1], [1][2], [1, 2], [1，2], 【1】 — the forms models actually write.
-_CITATION = re.compile(r"\s?[\[【]\s*(\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*)\s*[\]】]")
-_ONLY_CITATIONS = re.compile(r"^(?:\s*[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】])+\s*[.。]?\s*$")
+_CITATION = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*)\s*[\]】]")
+# Markers a sentence splitter left at the start of the next sentence ("... leave. [2] The policy ...").
+_LEADING_CITATIONS = re.compile(r"^((?:\s*[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】])+)\s*[.。]?\s*")
 
 
 @dataclass
@@ -38,23 +39,23 @@ def normalise_citations(text: str, valid: Collection[int]) -> str:
         kept = [n for n in numbers if n in valid]
         return "".join(f"[{n}]" for n in kept)
 
-    return _CITATION.sub(rewrite, text)
+    return re.sub(r"[ \t]{2,}", " ", _CITATION.sub(rewrite, text)).strip()
 
 
 def answer_sentences(text: str) -> list[AnswerSentence]:
-    """Split an answer into sentences; a run of bare markers after a full stop ("... days. [1]")
-    belongs to the sentence before it."""
+    """Split an answer into sentences; markers after a full stop ("... days. [1]") belong to the
+    sentence before them, even when the splitter put them at the start of the next one."""
     sentences: list[AnswerSentence] = []
     for raw in split_sentences(text):
         raw = raw.strip()
-        if not raw:
-            continue
-        if _ONLY_CITATIONS.match(raw) and sentences:
+        leading = _LEADING_CITATIONS.match(raw)
+        if leading and sentences:
             previous = sentences[-1]
-            previous.text = f"{previous.text} {raw}".strip()
+            previous.text = f"{previous.text} {leading.group(1).strip()}"
             previous.citations = cited_numbers(previous.text)
-            continue
-        sentences.append(AnswerSentence(text=raw, citations=cited_numbers(raw)))
+            raw = raw[leading.end() :].strip()
+        if raw:
+            sentences.append(AnswerSentence(text=raw, citations=cited_numbers(raw)))
     return sentences
 
 

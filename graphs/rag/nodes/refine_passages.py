@@ -1,11 +1,14 @@
 """CRAG's decompose-then-recompose: cut passages into strips, keep the relevant ones in document order.
 
 A strip is a sentence (very short sentences are joined to the next; table rows stay whole). Each strip
-is scored against the question (and, on the iterative route, the reasoning sentences) by BM25 over the
-strips (``rank-bm25``, the knowledge base's own tokenizer: jieba for Chinese, stemming for English)
-plus multilingual-e5 cosine similarity, each normalised over the strips of this retrieval. Strips
-within ``KEEP_RELATIVE`` of the best are kept (at least ``MIN_KEPT``) until the context token budget
-is spent; passages left without a strip never reach the prompt. No LLM call.
+is scored against the question (and, on the iterative route, the reasoning sentences) two ways: BM25
+over the strips (``rank-bm25``, the knowledge base's own tokenizer: jieba for Chinese, stemming for
+English), normalised by the best strip, and multilingual-e5 cosine similarity. A strip is relevant when
+its BM25 score is at least ``LEXICAL_KEEP`` of the best, or its cosine is within ``DENSE_MARGIN`` of
+the best cosine (e5 cosines sit in a narrow band, so a margin reads them better than a ratio; the
+dense side also carries cross-lingual questions, where BM25 sees nothing). Relevant strips are taken
+best first (their mixed score) until the context token budget is spent, then put back in document
+order; passages left without a strip never reach the prompt. No LLM call.
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ from tools.knowledge_base.text_units import split_sentences
 
 STRIP_MIN_CHARS = 40  # a shorter sentence ("See below.") is joined to the next one
 MAX_STRIPS = 64  # bounds the embedding work of one refinement
-KEEP_RELATIVE = 0.4  # keep strips scoring at least this share of the best strip
-MIN_KEPT = 3
-BM25_WEIGHT = 0.5
+LEXICAL_KEEP = 0.5  # relevant when BM25 reaches this share of the best strip's
+DENSE_MARGIN = 0.05  # ... or when the e5 cosine is within this of the best strip's
+BM25_WEIGHT = 0.5  # in the mixed score that orders strips for the budget
 WHOLE_KINDS = ("row", "sheet_summary")
 
 
@@ -83,17 +86,35 @@ def _normalise_min_max(values: np.ndarray) -> np.ndarray:
     return (values - low) / (high - low) if high - low > 1e-6 else np.ones_like(values)
 
 
+@dataclass
+class StripScores:
+    lexical: np.ndarray  # BM25 / best BM25 over the strips, in [0, 1]
+    cosine: np.ndarray  # e5 cosine similarity to the closest query
+
+    @property
+    def mixed(self) -> np.ndarray:
+        """One number per strip to order them by: BM25 share and min-max-normalised cosine, mixed."""
+        return BM25_WEIGHT * self.lexical + (1 - BM25_WEIGHT) * _normalise_min_max(self.cosine)
+
+    @property
+    def relevant(self) -> np.ndarray:
+        if not self.cosine.size:
+            return np.zeros(0, dtype=bool)
+        lexical = (self.lexical >= LEXICAL_KEEP) & (self.lexical > 0)
+        return lexical | (self.cosine >= float(self.cosine.max()) - DENSE_MARGIN)
+
+
 def score_strips(
     strips: Sequence[Strip],
     queries: Sequence[str],
     embedder: Embedder,
     embed_passages: Callable[[Sequence[str]], np.ndarray] | None = None,
-) -> np.ndarray:
-    """One relevance score in [0, 1] per strip: the best over ``queries`` of BM25 and e5 cosine mixed.
+) -> StripScores:
+    """BM25 share and e5 cosine of every strip, each the best over ``queries``.
 
     ``embed_passages`` defaults to ``embedder.embed_passages`` (pass a cached variant to reuse vectors)."""
     if not strips:
-        return np.zeros(0)
+        return StripScores(np.zeros(0), np.zeros(0))
     corpus = [tokenize(s.scoring_text) for s in strips]
     lexical = np.zeros(len(strips))
     if any(corpus):
@@ -104,23 +125,23 @@ def score_strips(
                 lexical = np.maximum(lexical, np.asarray(bm25.get_scores(terms), dtype=float))
     strip_vectors = (embed_passages or embedder.embed_passages)([s.scoring_text for s in strips])
     query_vectors = embedder.embed_queries(list(queries))
-    dense = (strip_vectors @ query_vectors.T).max(axis=1).astype(float)
-    return BM25_WEIGHT * _normalise_by_max(lexical) + (1 - BM25_WEIGHT) * _normalise_min_max(dense)
+    cosine = (strip_vectors @ query_vectors.T).max(axis=1).astype(float)
+    return StripScores(_normalise_by_max(np.clip(lexical, 0, None)), cosine)
 
 
 def select_strips(
-    scores: np.ndarray, strips: Sequence[Strip], budget_tokens: int, count_tokens: Callable[[str], int]
+    scores: StripScores, strips: Sequence[Strip], budget_tokens: int, count_tokens: Callable[[str], int]
 ) -> list[int]:
-    """Indices of the kept strips, best first until the budget, then returned in document order."""
+    """Indices of the relevant strips, best first until the token budget, returned in document order.
+    The best strip is always kept (refinement never empties a retrieval CRAG judged worth using)."""
     if not len(strips):
         return []
-    best = float(scores.max())
+    relevant = scores.relevant
     kept: list[int] = []
     used = 0
-    for i in np.argsort(-scores, kind="stable"):
-        relevant = scores[i] >= KEEP_RELATIVE * best
-        if not relevant and len(kept) >= MIN_KEPT:
-            break
+    for i in np.argsort(-scores.mixed, kind="stable"):
+        if kept and not relevant[i]:
+            continue
         cost = count_tokens(strips[i].text)
         if used + cost > budget_tokens and kept:
             continue
@@ -165,7 +186,8 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
         {
             "chunk_id": passages[strips[i].passage].chunk_id,
             "text": strips[i].text,
-            "score": round(float(scores[i]), 3),
+            "bm25_share": round(float(scores.lexical[i]), 3),
+            "cosine": round(float(scores.cosine[i]), 3),
         }
         for i in kept
     ]

@@ -1,0 +1,44 @@
+"""Answer sentences and their [n] markers, as models actually write them."""
+
+from __future__ import annotations
+
+from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences, normalise_citations
+from graphs.rag.nodes.finalize_answer import citations_for
+
+
+def test_markers_after_the_full_stop_belong_to_the_sentence_before() -> None:
+    sentences = answer_sentences("Leave is 25 days. [2] Requests go to HR. [1][3]")
+    assert [(s.text, s.citations) for s in sentences] == [
+        ("Leave is 25 days. [2]", [2]),
+        ("Requests go to HR. [1][3]", [1, 3]),
+    ]
+
+
+def test_chinese_sentences_and_full_width_brackets() -> None:
+    sentences = answer_sentences("全职员工每年有二十五天年假[1]。兼职员工按比例计算【2】。")
+    assert [s.citations for s in sentences] == [[1], [2]]
+    assert (
+        join_sentences([s.text for s in sentences])
+        == "全职员工每年有二十五天年假[1]。兼职员工按比例计算【2】。"
+    )
+
+
+def test_grouped_markers_are_split_and_unknown_numbers_dropped() -> None:
+    assert cited_numbers("a [1, 3] b [3][2]") == [1, 3, 2]
+    assert normalise_citations("Leave is 25 days [1, 7]. HR approves it. [9]", valid={1, 2}) == (
+        "Leave is 25 days [1]. HR approves it."
+    )
+
+
+def test_citations_resolve_to_passage_metadata_in_order_of_first_use() -> None:
+    context = [
+        {"n": 1, "chunk_id": "a::c0", "doc_id": "a", "source": "a.md", "title": "A", "page": 3, "url": None,
+         "origin": "kb", "text": "x"},
+        {"n": 2, "chunk_id": "w", "doc_id": "w", "source": "", "title": "Web", "page": None,
+         "url": "https://example.org", "origin": "web", "text": "y"},
+    ]  # fmt: skip
+    citations = citations_for("First [2]. Second [1][2].", context)
+    assert [(c["n"], c["chunk_id"], c["page"], c["url"]) for c in citations] == [
+        (2, "w", None, "https://example.org"),
+        (1, "a::c0", 3, None),
+    ]

@@ -1,0 +1,67 @@
+"""Turns of one thread over the real SQLite checkpointer: per-turn fields reset, history kept,
+follow-ups rewritten, and the previous context reused when it still answers the question."""
+
+from __future__ import annotations
+
+from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
+from tests.graphs.scripts import ALL_FULLY, cite, cite_any, nodes_run, run_turn, step, user_text
+
+
+def test_second_turn_is_rewritten_resets_its_steps_and_reuses_the_previous_context(make_graph) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Full-time employees get 25 days of annual leave.", "25 days"),
+            "check_support": ALL_FULLY,
+            "contextualize_question": "How many unused annual leave days can Northwind employees carry over?",
+        }
+    )
+    reranker = ScriptedReranker({"handbook::c0": 0.9, "handbook::c1": 0.8}, default=0.1)
+    graph, settings = make_graph(llm, reranker=reranker, checkpointer="settings")
+    first = run_turn(
+        graph, "How many days of annual leave do Northwind employees get?", route="single", thread_id="t1"
+    )
+    second = run_turn(graph, "And how many can I carry over?", route="single", thread_id="t1")
+
+    assert settings.threads_db.exists()  # the thread lives in SQLite
+    assert nodes_run(second)[:3] == ["start_turn", "contextualize", "route_question"]
+    assert (
+        second["standalone_question"]
+        == "How many unused annual leave days can Northwind employees carry over?"
+    )
+    history = user_text(next(m for name, m in llm.calls if name == "contextualize_question"))
+    assert "How many days of annual leave" in history and "25 days" in history
+
+    # Per-turn fields start afresh; the conversation and the last context carry over.
+    assert second["steps"][0]["node"] == "start_turn" and second["llm_calls"] == 3
+    assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
+    assert second["previous_context"] == first["context"]
+    assert step(second, "reuse_or_retrieve")["reuse"] is True
+    assert "retrieve" not in nodes_run(second)
+    assert second["citations"][0]["chunk_id"] == "handbook::c0"
+
+
+def test_a_follow_up_about_new_material_retrieves_again(make_graph) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite_any(
+                ("Hotel costs are capped at 150 euros per night.", "150 euros"),
+                ("The Rotterdam office is open on weekdays.", "Rotterdam office"),
+            ),
+            "check_support": ALL_FULLY,
+            "contextualize_question": "What is the hotel cost cap for Northwind travel?",
+        }
+    )
+
+    def score(query: str, hit) -> float:  # the office passage answers office questions, c3 hotel ones
+        wanted = {"handbook::c2": "office", "handbook::c3": "hotel"}.get(hit.chunk_id)
+        return 0.9 if wanted and wanted in query.lower() else 0.1
+
+    reranker = ScriptedReranker(score)
+    graph, _ = make_graph(llm, reranker=reranker, checkpointer=InMemorySaver())
+    run_turn(graph, "Where is the Rotterdam office?", route="single", thread_id="t2")
+    second = run_turn(graph, "And the hotel cap?", route="single", thread_id="t2")
+    assert step(second, "reuse_or_retrieve")["reuse"] is False
+    assert "retrieve" in nodes_run(second)
+    assert second["citations"][0]["chunk_id"] == "handbook::c3"

@@ -1,0 +1,76 @@
+"""Decompose-then-recompose: strips scored by BM25 + e5 (real model), relevant ones kept in order."""
+
+from __future__ import annotations
+
+from graphs.rag.nodes.refine_passages import decompose, recompose, score_strips, select_strips
+from tools.knowledge_base.records import Hit
+
+
+def hit(chunk_id: str, text: str, title: str = "Handbook") -> Hit:
+    return Hit(chunk_id=chunk_id, doc_id=chunk_id.split("::")[0], text=text, score=1.0, title=title)
+
+
+PASSAGES = [
+    hit(
+        "handbook::c0",
+        "The cafeteria serves lunch from noon until two. Full-time staff receive 25 days of annual leave per "
+        "year. Up to five unused leave days can be carried over into the next year. The parking garage "
+        "closes at ten in the evening.",
+    ),
+    hit(
+        "garden::c0",
+        "Bicycles must be parked in the basement rack. The roof garden is closed in winter.",
+        "Facilities",
+    ),
+    hit("it::c0", "Laptops are replaced every four years. Printers are on every floor.", "IT"),
+]
+
+
+def kept_strips(question: str, embedder, budget: int = 1000) -> tuple[list[str], list]:
+    strips = decompose(PASSAGES)
+    scores = score_strips(strips, [question], embedder)
+    kept = select_strips(scores, strips, budget, embedder.count_tokens)
+    return [strips[i].text for i in kept], recompose(PASSAGES, strips, kept)
+
+
+def test_passages_are_cut_into_sentence_strips(embedder) -> None:
+    strips = decompose(PASSAGES)
+    assert [s.text for s in strips if s.passage == 0] == [
+        "The cafeteria serves lunch from noon until two.",
+        "Full-time staff receive 25 days of annual leave per year.",
+        "Up to five unused leave days can be carried over into the next year.",
+        "The parking garage closes at ten in the evening.",
+    ]
+    assert strips[0].scoring_text.startswith("Handbook\n")  # the title travels with the strip
+
+
+def test_relevant_strips_are_kept_in_document_order_and_irrelevant_passages_dropped(embedder) -> None:
+    texts, context = kept_strips(
+        "How many days of annual leave do full-time staff get, and can they carry days over?", embedder
+    )
+    assert texts[:2] == [
+        "Full-time staff receive 25 days of annual leave per year.",
+        "Up to five unused leave days can be carried over into the next year.",
+    ]
+    assert "Printers are on every floor." not in texts
+    assert [p["chunk_id"] for p in context][0] == "handbook::c0"
+    assert "it::c0" not in [p["chunk_id"] for p in context]
+    assert [p["n"] for p in context] == list(range(1, len(context) + 1))
+
+
+def test_a_chinese_question_finds_the_english_strip(embedder) -> None:
+    texts, _ = kept_strips("全职员工每年有多少天年假？", embedder)
+    assert "Full-time staff receive 25 days of annual leave per year." in texts
+
+
+def test_gaps_between_kept_strips_are_marked(embedder) -> None:
+    strips = decompose(PASSAGES[:1])
+    context = recompose(PASSAGES[:1], strips, [1, 3])
+    assert context[0]["text"] == (
+        "Full-time staff receive 25 days of annual leave per year. … The parking garage closes at ten in the evening."
+    )
+
+
+def test_the_token_budget_caps_the_context(embedder) -> None:
+    texts, _ = kept_strips("annual leave days carried over", embedder, budget=20)
+    assert sum(embedder.count_tokens(t) for t in texts) <= 20 or len(texts) == 1
