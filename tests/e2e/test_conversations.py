@@ -1,0 +1,88 @@
+"""Done-when: two-turn conversations whose follow-up only makes sense with history, answered correctly
+with the offline models, with a process restart between the turns (each turn is its own
+``ragpilot ask --thread ID --json`` process; the thread lives in the SQLite checkpointer on disk)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.settings import load_settings
+from tools.knowledge_base.ingest import ingest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = REPO_ROOT / "samples"
+
+
+@pytest.fixture(scope="module")
+def samples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("conversations-home")
+    report = ingest([SAMPLES], load_settings(home=home), progress=False)
+    assert report.added >= 4, report
+    return home
+
+
+def ragpilot(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """One fresh ``ragpilot`` process on the data directory ``home``."""
+    env = {**os.environ, "RAGPILOT_HOME": str(home)}
+    command = [sys.executable, "-c", "from agent.cli import app; app()", *args]
+    result = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, f"ragpilot {' '.join(args)} failed:\n{result.stderr[-3000:]}"
+    return result
+
+
+def ask_json(home: Path, question: str, thread: str, *extra: str) -> tuple[dict, list[str]]:
+    lines = ragpilot(home, "ask", question, "--thread", thread, "--json", *extra).stdout.strip().splitlines()
+    return json.loads(lines[-1]), lines[:-1]
+
+
+@pytest.mark.llm
+def test_chinese_follow_up_resolves_its_pronoun_from_the_previous_turn(samples_home: Path) -> None:
+    first, _ = ask_json(samples_home, "HX-200 的额定载重是多少？", "zh-thread")
+    assert "200" in first["answer"] and "公斤" in first["answer"] and not first["refused"]
+    assert any(c["source"].endswith("产品手册.md") for c in first["citations"])
+
+    # "它" (it) is HX-200 only because of the first turn; asked in a new process.
+    second, _ = ask_json(samples_home, "那它的最高行驶速度呢？", "zh-thread")
+    assert not second["refused"]
+    assert "2.0" in second["answer"] or "2 米" in second["answer"] or "2米" in second["answer"]
+    assert "HX-200" in second["standalone_question"]
+    assert any(c["source"].endswith("产品手册.md") for c in second["citations"])
+
+
+@pytest.mark.llm
+def test_english_follow_up_answered_from_history_and_traced(samples_home: Path, tmp_path: Path) -> None:
+    first, _ = ask_json(samples_home, "How many days of paid annual leave do employees get?", "en-thread")
+    assert "25" in first["answer"] and not first["refused"]
+
+    # "them" are the annual-leave days of the first turn. This turn also runs with --trace --json.
+    second, step_lines = ask_json(
+        samples_home, "And how many of them can be carried over?", "en-thread", "--trace"
+    )
+    assert "5" in second["answer"] and not second["refused"]
+    assert "leave" in second["standalone_question"].lower()
+    assert any(c["source"].endswith("handbook.md") for c in second["citations"])
+
+    steps = [json.loads(line) for line in step_lines]
+    assert all(step["type"] == "step" and step["run_id"] == second["run_id"] for step in steps)
+    nodes = [step["node"] for step in steps]
+    assert nodes[0] == "start_turn" and "contextualize" in nodes and nodes[-1] == "finalize_answer"
+    assert steps[0]["decision"]["history_messages"] == 2  # the first turn's question and answer
+
+    # The run was stored: it replays, and its HTML page is written.
+    replay = ragpilot(samples_home, "trace", second["run_id"]).stdout
+    assert "contextualize" in replay and "finalize_answer" in replay
+    page = tmp_path / "run.html"
+    ragpilot(samples_home, "trace", second["run_id"], "--html", str(page))
+    assert 'data-node="contextualize"' in page.read_text(encoding="utf-8")
+
+    thread = json.loads(ragpilot(samples_home, "threads", "show", "en-thread", "--json").stdout)
+    assert [t["question"] for t in thread["turns"]] == [
+        "How many days of paid annual leave do employees get?",
+        "And how many of them can be carried over?",
+    ]
