@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from agent.cli.app import app
-from agent.errors import ConfigError, FilterError, ProviderUnavailable
+from agent.errors import ConfigError, FilterError, ModelAssetError, ProviderUnavailable
 from tools.eval.retrieval import DEFAULT_BENCH_HOME
 
 eval_app = typer.Typer(name="eval", help="Measure retrieval and answer quality on public benchmarks.",
@@ -136,3 +136,132 @@ def eval_compare(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else str(report))
+
+
+class QAFormatOption(StrEnum):
+    hotpot = "hotpot"
+    squad = "squad"
+    rgb = "rgb"
+
+
+class QARouteOption(StrEnum):
+    auto = "auto"
+    direct = "direct"
+    single = "single"
+    iterative = "iterative"
+
+
+@eval_app.command("qa")
+def eval_qa(
+    dataset: Annotated[
+        Path, typer.Option("--dataset", help="the benchmark file (HotpotQA, SQuAD/CMRC or RGB)")
+    ],
+    qa_format: Annotated[QAFormatOption, typer.Option("--format", help="the file's layout")],
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="questions to run")] = None,
+    sample_seed: Annotated[
+        int | None,
+        typer.Option(
+            "--sample-seed", help="a seeded sample instead of the first N (SQuAD-format: always, seed 0)"
+        ),
+    ] = None,
+    route: Annotated[
+        QARouteOption, typer.Option("--route", help="force a route, or let the router choose")
+    ] = (QARouteOption.auto),
+    negative_only: Annotated[
+        bool, typer.Option("--negative-only", help="RGB: index only the negative passages (rejection rate)")
+    ] = False,
+    recall_k: Annotated[
+        int, typer.Option("--recall-k", min=1, max=100, help="k of supporting recall@k")
+    ] = 10,
+    home: Annotated[
+        Path, typer.Option("--home", help="data directory of the evaluation indexes (and embedding cache)")
+    ] = DEFAULT_BENCH_HOME,
+    per_question: Annotated[
+        bool, typer.Option("--per-question", help="include every question's answer and scores in --json")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Answer quality of the whole agent: EM, F1, answer-contained accuracy, supporting recall@k,
+    refusal rate, supported sentences, routes, LLM calls and latency per route."""
+    from tools.eval.qa import QAEvalConfig, run_qa_eval
+
+    config = QAEvalConfig(
+        dataset=dataset, format=qa_format.value, limit=limit, sample_seed=sample_seed, route=route.value,
+        negative_only=negative_only, recall_k=recall_k,
+    )  # fmt: skip
+    try:
+        report = run_qa_eval(config, home=home, progress=not as_json and sys.stderr.isatty())
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except (ProviderUnavailable, ModelAssetError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(json.dumps(report.model_dump(mode="json", exclude=None if per_question else {"results"}),
+                              ensure_ascii=False))  # fmt: skip
+        return
+    typer.echo(f"{report.dataset} ({report.format}{', negatives only' if report.negative_only else ''}): "
+               f"{report.questions} questions, route {report.route_request}, {report.index_documents} documents "
+               f"indexed, LLM {report.llm}")  # fmt: skip
+    typer.echo("  ".join(f"{name}={value:.4f}" for name, value in report.metrics.items()))
+    typer.echo(f"support: {report.support['supported_share']:.2%} of judged sentences fully supported "
+               f"({int(report.support['sentences'])} sentences)")  # fmt: skip
+    for name, stats in report.routes.items():
+        typer.echo(f"  route {name:>9}: {stats.questions:4d} ({stats.share:.0%})  "
+                   f"LLM calls/q {stats.llm_calls_per_question:.2f}  latency p50 {stats.latency.p50_ms / 1000:.1f} s "
+                   f"p95 {stats.latency.p95_ms / 1000:.1f} s  contained {stats.contained:.2f}")  # fmt: skip
+    if report.errors:
+        typer.echo(
+            f"{report.errors} question(s) failed; see --json --per-question for their errors", err=True
+        )
+
+
+def _parse_list(text: str, convert: type, option: str) -> list:
+    try:
+        return [convert(item) for item in text.split(",") if item.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{option} takes a comma-separated list, got {text!r}") from None
+
+
+@eval_app.command("fusion-sweep")
+def eval_fusion_sweep(
+    beir: Annotated[Path, typer.Option("--beir", help="a BEIR dataset folder")],
+    split: Annotated[str, typer.Option("--split", help="tune on train, report on test")] = "train",
+    rrf_ks: Annotated[str, typer.Option("--rrf-k", help="comma-separated k values")] = "5,10,20,30,60",
+    weights: Annotated[
+        str, typer.Option("--weights", help="comma-separated dense:sparse weight pairs")
+    ] = "1:1,1:1.5,1.5:1,1:2,2:1",
+    top_k: Annotated[int, typer.Option("--top-k", min=1, max=1000)] = 100,
+    limit_queries: Annotated[int | None, typer.Option("--limit-queries", min=1)] = None,
+    home: Annotated[
+        Path, typer.Option("--home", help="data directory of the evaluation index")
+    ] = DEFAULT_BENCH_HOME,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Hybrid search metrics over a grid of RRF k and leg weights (each query embedded once)."""
+    from tools.eval.retrieval import eval_settings, load_beir, sweep_fusion
+
+    ks = _parse_list(rrf_ks, int, "--rrf-k")
+    pairs = []
+    for pair in _parse_list(weights, str, "--weights"):
+        dense, _, sparse = pair.partition(":")
+        try:
+            pairs.append((float(dense), float(sparse)))
+        except ValueError:
+            raise typer.BadParameter(f"--weights: {pair!r} is not dense:sparse") from None
+    try:
+        settings = eval_settings(load_beir(beir, split), home)
+        points = sweep_fusion(beir, split, settings, ks, pairs, top_k=top_k, limit_queries=limit_queries)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps([p.model_dump() for p in points]))
+        return
+    typer.echo(
+        f"{'k':>5} {'w_dense':>8} {'w_sparse':>8}  " + "  ".join(f"{m:>11}" for m in points[0].metrics)
+    )
+    for p in points:
+        values = "  ".join(f"{v:>11.4f}" for v in p.metrics.values())
+        typer.echo(f"{p.rrf_k:>5} {p.dense_weight:>8g} {p.sparse_weight:>8g}  {values}")

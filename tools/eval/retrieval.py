@@ -19,6 +19,7 @@ import json
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -191,8 +192,6 @@ def run_retrieval_eval(
 ) -> tuple[RetrievalReport, Any]:
     """Run a BEIR split through ``hybrid_search`` (and a reranker) and score it; returns the report and
     the ranx ``Run`` (one ranked document list per query), so runs can be saved and compared."""
-    from ranx import Qrels, Run, evaluate
-
     from tools.knowledge_base.knowledge_base import KnowledgeBase
 
     beir = load_beir(config.beir_dir, config.split)
@@ -247,12 +246,7 @@ def run_retrieval_eval(
                 on_query(n, len(query_ids))
         index_documents, index_points = len(kb.store.documents()), kb.store.count()
 
-    qrels = Qrels({qid: beir.qrels[qid] for qid in query_ids})
-    # A query with no hit still counts (as zeros): ranx needs a non-empty ranking per query.
-    run = Run({qid: docs or {"__no_hit__": 0.0} for qid, docs in run_dict.items()})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's type-safety chatter
-        scores = evaluate(qrels, run, list(METRICS))
+    run, scores = score_run(beir, run_dict)
     resolved = request_template.resolved(settings.search)
     report = RetrievalReport(
         dataset=beir.name,
@@ -276,6 +270,67 @@ def run_retrieval_eval(
     )
     run.name = describe_run(report)
     return report, run
+
+
+def score_run(beir: BeirSplit, run_dict: dict[str, dict[str, float]]) -> tuple[Any, dict[str, float]]:
+    """The ranx Run of per-query document scores, and its METRICS against the split's qrels."""
+    from ranx import Qrels, Run, evaluate
+
+    qrels = Qrels({qid: beir.qrels[qid] for qid in run_dict})
+    # A query with no hit still counts (as zeros): ranx needs a non-empty ranking per query.
+    run = Run({qid: docs or {"__no_hit__": 0.0} for qid, docs in run_dict.items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's type-safety chatter
+        scores = evaluate(qrels, run, list(METRICS))
+    return run, {m: float(scores[m]) for m in METRICS}
+
+
+class FusionPoint(BaseModel):
+    rrf_k: int
+    dense_weight: float
+    sparse_weight: float
+    metrics: dict[str, float]
+
+
+def sweep_fusion(
+    beir_dir: Path,
+    split: str,
+    settings: Settings,
+    rrf_ks: Sequence[int],
+    weight_pairs: Sequence[tuple[float, float]],
+    *,
+    top_k: int = 100,
+    leg_depth: int | None = None,
+    limit_queries: int | None = None,
+) -> list[FusionPoint]:
+    """Hybrid search metrics for every (rrf_k, dense/sparse weights) pair, best nDCG@10 first. Each query
+    is embedded once and only the store query is repeated, so a grid costs little more than one run.
+    Tune on a train split; report the chosen point on test."""
+    from tools.knowledge_base.knowledge_base import KnowledgeBase
+
+    beir = load_beir(beir_dir, split)
+    query_ids = list(beir.queries)[:limit_queries] if limit_queries else list(beir.queries)
+    depth = leg_depth or max(settings.search.leg_depth, top_k)
+    base = SearchRequest(queries=[beir.queries[q] for q in query_ids][:1], mode="hybrid", top_k=top_k,
+                         leg_depth=depth)  # fmt: skip
+    points = []
+    with KnowledgeBase.open(settings) as kb:
+        ensure_indexed(beir, settings, kb, progress=False)
+        store_filter = access_filter(None, settings.user_groups, base.include_kinds)
+        encoded = {}
+        for qid in query_ids:
+            search = base.model_copy(update={"queries": [beir.queries[qid]]}).resolved(settings.search)
+            encoded[qid] = (search, encode_queries(search, kb))
+        for rrf_k in rrf_ks:
+            for dense_weight, sparse_weight in weight_pairs:
+                run_dict = {}
+                for qid, (search, vectors) in encoded.items():
+                    knobs = replace(search, rrf_k=rrf_k, weights=(dense_weight, sparse_weight))
+                    run_dict[qid] = rank_documents(search_encoded(knobs, kb, store_filter, vectors))
+                _run, scores = score_run(beir, run_dict)
+                points.append(FusionPoint(rrf_k=rrf_k, dense_weight=dense_weight, sparse_weight=sparse_weight,
+                                          metrics={m: round(v, 4) for m, v in scores.items()}))  # fmt: skip
+    return sorted(points, key=lambda p: -p.metrics["ndcg@10"])
 
 
 def describe_run(report: RetrievalReport) -> str:

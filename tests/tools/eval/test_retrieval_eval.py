@@ -20,6 +20,7 @@ from tools.eval.retrieval import (
     rank_documents,
     run_retrieval_eval,
     save_run,
+    sweep_fusion,
 )
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.records import Hit
@@ -204,3 +205,30 @@ def test_cli_table_output_and_a_missing_dataset_exit_code(beir_dir, home, tmp_pa
         app, ["eval", "retrieval", "--beir", str(tmp_path / "nope"), "--home", str(home)]
     )
     assert missing.exit_code == 2 and "no corpus.jsonl" in missing.stderr
+
+
+def test_fusion_sweep_matches_single_runs_at_each_grid_point(beir_dir, home):
+    settings = eval_settings(load_beir(beir_dir, "test"), home)
+    points = sweep_fusion(beir_dir, "test", settings, [1, 60], [(1.0, 1.0), (1.0, 0.0)], top_k=10)
+    assert len(points) == 4
+    ndcgs = [p.metrics["ndcg@10"] for p in points]
+    assert ndcgs == sorted(ndcgs, reverse=True)
+    for point in points:
+        config = RetrievalEvalConfig(beir_dir=beir_dir, mode="hybrid", top_k=10, rrf_k=point.rrf_k,
+                                     dense_weight=point.dense_weight, sparse_weight=point.sparse_weight)  # fmt: skip
+        report, _ = run_retrieval_eval(config, settings, progress=False)
+        assert report.metrics == point.metrics
+
+
+def test_cli_fusion_sweep_prints_the_grid(beir_dir, home, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["eval", "fusion-sweep", "--beir", str(beir_dir), "--split", "test", "--rrf-k", "10,60",
+            "--weights", "1:1,2:1", "--top-k", "10", "--home", str(home), "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    grid = json.loads(result.stdout)
+    assert {(p["rrf_k"], p["dense_weight"], p["sparse_weight"]) for p in grid} == {
+        (10, 1.0, 1.0), (10, 2.0, 1.0), (60, 1.0, 1.0), (60, 2.0, 1.0)
+    }  # fmt: skip
+    bad = CliRunner().invoke(app, ["eval", "fusion-sweep", "--beir", str(beir_dir), "--weights", "1-1"])
+    assert bad.exit_code == 2 and "dense:sparse" in bad.output
