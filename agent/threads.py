@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -68,7 +69,9 @@ class ThreadDetail(BaseModel):
 
 class PruneReport(BaseModel):
     threads_deleted: list[str] = Field(default_factory=list)
-    checkpoints_deleted: int = Field(0, description="older checkpoints of kept threads (SQLite counts them)")
+    checkpoints_deleted: int = Field(
+        default=0, description="older checkpoints of kept threads (SQLite counts them)"
+    )
     threads_compacted: int = 0
 
 
@@ -134,7 +137,7 @@ class ThreadStore:
         return list(seen)
 
     def _latest(self, thread_id: str) -> CheckpointTuple | None:
-        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NAMESPACE}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ROOT_NAMESPACE}}
         return self.checkpointer.get_tuple(config)
 
     def _checkpoint_counts(self) -> dict[str, int]:
