@@ -3,7 +3,7 @@
 A developer tool, run once; its output is committed. It needs ``fpdf2`` (a dev dependency, not
 needed at run time) and ``openpyxl``::
 
-    .venv/bin/python samples/make_samples.py
+    .venv/bin/python scripts/make_samples.py
 
 Every fact here belongs to the fictional company Northwind Robotics and agrees with
 ``handbook.md`` and ``产品手册.md``, so questions can be asked across files.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "samples"
 
 RELEASE_NOTES: list[tuple[int, str, list[str]]] = [
     (

@@ -303,7 +303,7 @@ def test_beir_jsonl_gz(settings: Settings, tmp_path: Path) -> None:
 
 
 def test_sample_questions_point_at_loadable_files_holding_their_facts(settings: Settings) -> None:
-    questions = json.loads((SAMPLES / "questions.json").read_text(encoding="utf-8"))["questions"]
+    questions = json.loads((DATA / "sample_questions.json").read_text(encoding="utf-8"))["questions"]
     supported, _ = iter_candidate_files([SAMPLES])
     texts = {p.name: "\n".join(b.text for d in load_file(p, settings) for b in d.blocks) for p in supported}
     assert {s for q in questions for s in q["sources"]} == set(texts)  # every sample file is used
