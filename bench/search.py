@@ -41,7 +41,7 @@ from tools.knowledge_base.records import Chunk  # noqa: E402
 from tools.knowledge_base.sparse import SparseEncoder, term_id, tokenize  # noqa: E402
 from tools.knowledge_base.store.base import SparseVec  # noqa: E402
 from tools.knowledge_base.store.factory import open_store  # noqa: E402
-from tools.search import SearchRequest, access_filter, encode_queries, search_encoded  # noqa: E402
+from tools.search import SearchRequest, encode_queries, search_encoded  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 DEFAULT_BEIR = REPO.parent / "shared" / "data" / "scifact"
@@ -53,14 +53,13 @@ SYNTHETIC_CHUNKS_PER_DOC = 1000  # one commit per 1,000 chunks keeps the build f
 def measure(kb: KnowledgeBase, queries: list[str], groups: list[str]) -> dict[str, Any]:
     """Per query: encode (embedding + BM25 query) then search; both timings, p50/p95."""
     template = SearchRequest(queries=["-"], mode="hybrid")
-    store_filter = access_filter(None, groups, template.include_kinds)
     with_embedding, without_embedding, hits_returned = [], [], []
     for i, text in enumerate(queries):
         search = template.model_copy(update={"queries": [text]}).resolved(kb.settings.search)
         started = time.perf_counter()
         encoded = encode_queries(search, kb)
         encoded_at = time.perf_counter()
-        hits = search_encoded(search, kb, store_filter, encoded)
+        hits = search_encoded(search, kb, groups, encoded)
         finished = time.perf_counter()
         if i < WARMUP_QUERIES:
             continue

@@ -166,15 +166,16 @@ def hybrid_search(request: SearchRequest, kb: KnowledgeBase, groups: Sequence[st
     Raises ``FilterError`` for a malformed filter and ``ConfigError`` for empty groups.
     """
     search = request.resolved(kb.settings.search)
-    store_filter = access_filter(search.filter, groups, search.include_kinds)
-    return search_encoded(search, kb, store_filter, encode_queries(search, kb))
+    access_filter(search.filter, groups, search.include_kinds)  # reject bad filters/groups before embedding
+    return search_encoded(search, kb, groups, encode_queries(search, kb))
 
 
 def search_encoded(
-    search: ResolvedSearch, kb: KnowledgeBase, store_filter: dict[str, Any], encoded: EncodedQueries
+    search: ResolvedSearch, kb: KnowledgeBase, groups: Sequence[str], encoded: EncodedQueries
 ) -> list[Hit]:
-    """The store part of ``hybrid_search``, given precomputed query vectors and the full store filter
-    (which must already carry the ACL clause; build it with ``access_filter``)."""
+    """The store part of ``hybrid_search``, given precomputed query vectors (so latency can be measured
+    without the embedding). The ACL clause for ``groups`` is added here, on every path to the store."""
+    store_filter = access_filter(search.filter, groups, search.include_kinds)
     single = len(search.queries) == 1
     # Several queries are fused after the store: each must bring more than top_k candidates.
     limit = search.top_k if single else max(search.top_k, search.leg_depth)

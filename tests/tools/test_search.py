@@ -9,7 +9,7 @@ import pytest
 from agent.errors import ConfigError, FilterError
 from tests.tools.search_corpus import build_corpus
 from tools.knowledge_base.knowledge_base import KnowledgeBase
-from tools.search import SearchRequest, hybrid_search, reciprocal_rank_fusion
+from tools.search import SearchRequest, encode_queries, hybrid_search, reciprocal_rank_fusion, search_encoded
 
 BOARD_TEXT = "Confidential: the company plans to acquire Zephyr Robotics for forty million euros."
 
@@ -195,3 +195,13 @@ def test_a_stop_word_query_finds_nothing_on_bm25_but_dense_still_answers(kb):
     assert search(kb, "what is the", mode="sparse") == []
     hybrid = search(kb, "what is the", mode="hybrid", top_k=3)
     assert len(hybrid) == 3 and all(set(h.legs) == {"dense"} for h in hybrid)
+
+
+def test_the_precomputed_vector_path_applies_the_acl_clause_itself(kb):
+    search_plan = SearchRequest(queries=[BOARD_TEXT], mode="hybrid", top_k=50).resolved(kb.settings.search)
+    encoded = encode_queries(search_plan, kb)
+    hits = search_encoded(search_plan, kb, ["A"], encoded)
+    assert hits and not any(h.doc_id == "board-minutes" for h in hits)
+    assert search_encoded(search_plan, kb, ["B"], encoded)[0].doc_id == "board-minutes"
+    with pytest.raises(ConfigError):
+        search_encoded(search_plan, kb, [], encoded)

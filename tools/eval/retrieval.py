@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from agent.errors import ConfigError
 from agent.settings import Settings, load_settings
 from tools.knowledge_base.records import Hit
-from tools.search import SearchRequest, access_filter, encode_queries, search_encoded
+from tools.search import SearchRequest, encode_queries, search_encoded
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "precision@5")
 DEFAULT_BENCH_HOME = Path(".ragpilot-bench")
@@ -218,7 +218,6 @@ def run_retrieval_eval(
 
     with KnowledgeBase.open(settings) as kb:
         ingest_report = ensure_indexed(beir, settings, kb, progress=progress)
-        store_filter = access_filter(None, settings.user_groups, request_template.include_kinds)
         run_dict: dict[str, dict[str, float]] = {}
         with_embedding, without_embedding, embedding, rerank_times = [], [], [], []
         for n, query_id in enumerate(query_ids, start=1):
@@ -228,7 +227,7 @@ def run_retrieval_eval(
             started = time.perf_counter()
             encoded = encode_queries(search, kb)
             encoded_at = time.perf_counter()
-            hits = search_encoded(search, kb, store_filter, encoded)
+            hits = search_encoded(search, kb, settings.user_groups, encoded)
             if reranker is not None and hits:
                 rerank_started = time.perf_counter()
                 head = reranker.rerank(
@@ -316,7 +315,6 @@ def sweep_fusion(
     points = []
     with KnowledgeBase.open(settings) as kb:
         ensure_indexed(beir, settings, kb, progress=False)
-        store_filter = access_filter(None, settings.user_groups, base.include_kinds)
         encoded = {}
         for qid in query_ids:
             search = base.model_copy(update={"queries": [beir.queries[qid]]}).resolved(settings.search)
@@ -326,7 +324,7 @@ def sweep_fusion(
                 run_dict = {}
                 for qid, (search, vectors) in encoded.items():
                     knobs = replace(search, rrf_k=rrf_k, weights=(dense_weight, sparse_weight))
-                    run_dict[qid] = rank_documents(search_encoded(knobs, kb, store_filter, vectors))
+                    run_dict[qid] = rank_documents(search_encoded(knobs, kb, settings.user_groups, vectors))
                 _run, scores = score_run(beir, run_dict)
                 points.append(FusionPoint(rrf_k=rrf_k, dense_weight=dense_weight, sparse_weight=sparse_weight,
                                           metrics={m: round(v, 4) for m, v in scores.items()}))  # fmt: skip
