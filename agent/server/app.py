@@ -12,6 +12,7 @@ One agent serves every request; its local models and embedded index are used one
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import uuid
@@ -26,7 +27,7 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette.sse import EventSourceResponse
 
 from agent.answer import Answer
-from agent.errors import ConfigError, ProviderUnavailable, RagpilotError
+from agent.errors import ConfigError, FilterError, IngestError, ProviderUnavailable, RagpilotError
 from agent.server.identity import Caller, resolve_caller
 from agent.server.schemas import (
     THREAD_ID_PATTERN,
@@ -40,6 +41,8 @@ from agent.server.schemas import (
 from agent.settings import Settings
 from agent.streaming import FinalAnswer, StepUpdate, TokenDelta, run_to_answer, stream_answer
 from agent.threads import ThreadError, ThreadStore
+
+logger = logging.getLogger(__name__)
 
 THREAD_SEPARATOR = "--"
 _SAFE_FILENAME = re.compile(r"[^A-Za-z0-9._\-\u4e00-\u9fff]+")
@@ -97,13 +100,16 @@ def _public_answer(answer: Answer, public_thread_id: str) -> dict[str, Any]:
 
 
 def _http_error(exc: RagpilotError) -> HTTPException:
+    """Bad input is the caller's (4xx); a missing model, setting or provider is the server's (5xx)."""
     if isinstance(exc, ThreadError):
         return HTTPException(status.HTTP_404_NOT_FOUND, str(exc))
+    if isinstance(exc, IngestError | FilterError):
+        return HTTPException(status.HTTP_400_BAD_REQUEST, str(exc))
     if isinstance(exc, ProviderUnavailable):
         return HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc))
     if isinstance(exc, ConfigError):
         return HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, f"server configuration: {exc}")
-    return HTTPException(status.HTTP_400_BAD_REQUEST, str(exc))
+    return HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, str(exc))
 
 
 def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
@@ -183,8 +189,14 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
                         elif isinstance(event, FinalAnswer):
                             answer = _public_answer(event.answer, public_id)
                             yield {"event": "answer", "data": json.dumps(answer, ensure_ascii=False)}
-                except RagpilotError as exc:
-                    error = _http_error(exc)
+                except Exception as exc:  # the stream has started: report in-band, never drop silently
+                    if isinstance(exc, RagpilotError):
+                        error = _http_error(exc)
+                    else:
+                        logger.exception("run failed while streaming")
+                        error = HTTPException(
+                            status.HTTP_500_INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"
+                        )
                     yield {
                         "event": "error",
                         "data": json.dumps({"status": error.status_code, "detail": error.detail}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 THREAD_ID_PATTERN = r"^[A-Za-z0-9_\-]{1,64}$"
 
@@ -19,6 +19,13 @@ class AskRequest(BaseModel):
         None, pattern=THREAD_ID_PATTERN, description="continue this thread; a new one is started when absent"
     )
     route: Literal["auto", "direct", "single", "iterative"] = "auto"
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, question: str) -> str:
+        if not question.strip():
+            raise ValueError("question must not be blank")
+        return question.strip()
 
 
 class ThreadTurnOut(BaseModel):

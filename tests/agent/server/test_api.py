@@ -55,6 +55,15 @@ def test_groups_in_the_body_are_rejected(api: RunningApi) -> None:
     assert "groups" in response.text
 
 
+@pytest.mark.parametrize(
+    "body", [{"question": "   "}, {"question": "x" * 4001}, {"question": "q", "route": "fast"}]
+)
+def test_invalid_questions_are_422_before_any_model_runs(api: RunningApi, body: dict) -> None:
+    with api.client(KEY_A) as client:
+        assert client.post("/ask", json=body).status_code == 422
+        assert client.post("/ask/stream", json=body).status_code == 422
+
+
 def test_unknown_thread_is_404(api: RunningApi) -> None:
     with api.client(KEY_A) as client:
         assert client.get("/threads/never-asked").status_code == 404
