@@ -289,7 +289,9 @@ class EdgeStore(VectorStore):
             filter=where,
             with_payload=True,
         )
-        # The legs run in the same planned batch so each hit can report its rank and score per leg.
+        # Each leg also runs alone (ids and scores only), in the same planned batch as the fused query, so
+        # every hit can report its rank and score per leg: about +0.5 ms p50 at SciFact size
+        # (bench/store_legs.py).
         leg_requests = [
             qe.QueryRequest(limit=leg_depth, query=q, filter=where, with_payload=False) for _n, q in legs
         ]
