@@ -115,9 +115,9 @@ def main() -> None:
             finally:
                 embedding_seconds[0] += time.perf_counter() - started
 
-        kb.embedder.embed_passages = timed_embed_passages  # type: ignore[method-assign]
+        kb.embedder.embed_passages = timed_embed_passages  # type: ignore[method-assign,assignment]
         first = ingest([source], settings, kb=kb, progress=not args.no_progress)
-        kb.embedder.embed_passages = embed_passages  # type: ignore[method-assign]
+        kb.embedder.embed_passages = embed_passages  # type: ignore[method-assign,assignment]
         second = ingest([source], settings, kb=kb, progress=False)
         texts = [c.index_text() for c in kb.store.scroll({"searchable": True})]
         raw_seconds = raw_embedding(kb, texts, settings.ingest.embed_batch_size)

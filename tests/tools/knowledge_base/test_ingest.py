@@ -341,3 +341,13 @@ def test_a_jsonl_gz_corpus_ingests_directly_with_record_ids_as_doc_ids(kb, setti
     assert set(kb.store.documents()) == {"rec-1", "rec-2", "rec-3"}
     (summary,) = kb.store.fetch(["rec-1::summary"])
     assert summary.source == path.as_posix()
+
+
+def test_the_progress_bar_goes_to_stderr_and_nothing_to_stdout(settings, tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "docs")
+    with KnowledgeBase.open(settings) as kb:
+        ingest([corpus / "beta.md", corpus / "corpus.jsonl"], settings, kb=kb, progress=True)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "indexing" in captured.err  # the finished "reading" phase is hidden
+    assert "4/4 docs" in captured.err and "chunks/s" in captured.err

@@ -172,8 +172,9 @@ class EdgeStore(VectorStore):
             if chunk.searchable:
                 if dense is not None:
                     vectors[DENSE_VECTOR] = np.asarray(dense[i], np.float32).tolist()
-                if sparse[i] is not None and sparse[i].indices:
-                    vectors[SPARSE_VECTOR] = qe.SparseVector(list(sparse[i].indices), list(sparse[i].values))
+                terms = sparse[i]
+                if terms is not None and terms.indices:
+                    vectors[SPARSE_VECTOR] = qe.SparseVector(list(terms.indices), list(terms.values))
             points.append(
                 qe.Point(
                     versioned_point_id(chunk.chunk_id, doc_version),
@@ -215,7 +216,7 @@ class EdgeStore(VectorStore):
             (str(r.id), r.payload["doc_id"], r.payload.get("doc_version"))
             for r in self._scroll_records(visible(None), ["doc_id", "doc_version"])
         )
-        stale = stale_points(versions, committed)
+        stale: list[Any] = stale_points(versions, committed)
         for start in range(0, len(stale), UPSERT_BATCH):
             self._shard.update(qe.UpdateOperation.delete_points(stale[start : start + UPSERT_BATCH]))
         return removed + len(stale)
@@ -266,7 +267,7 @@ class EdgeStore(VectorStore):
             # A one-source RRF scores 1 / (rank + k - 1) (1-based rank): k + 1 gives the textbook 1 / (k + rank).
             qe.Prefetch(
                 limit=leg_depth,
-                query=qe.Fusion.Rrf(k=rrf_k + 1),
+                query=qe.Fusion.Rrf(k=rrf_k + 1),  # type: ignore[arg-type]  # the stub omits Fusion.Rrf
                 prefetches=[qe.Prefetch(limit=leg_depth, query=leg_query, filter=where)],
                 filter=where,
             )

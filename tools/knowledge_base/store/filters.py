@@ -149,7 +149,7 @@ def _parse_object(raw: Any, path: str, depth: int) -> AndFilter:
                 raise FilterError(key_path, f"{key} needs a list of filters, got {_type_name(value)}")
             if not value:
                 raise FilterError(key_path, f"{key} needs at least one filter, got an empty list")
-            children = []
+            children: list[FilterNode] = []
             for i, item in enumerate(value):
                 child = _parse_object(item, f"{key_path}[{i}]", depth + 1)
                 if not child.conditions:
@@ -272,7 +272,14 @@ def _range_condition(field: str, bounds: dict[str, tuple[Any, str]]) -> RangeCon
     if len(set(kinds.values())) > 1:
         last_op = list(bounds)[-1]
         raise FilterError(bounds[last_op][1], "a range mixes numbers and dates on one field")
-    return RangeCondition(field=field, dates="date" in kinds.values(), **parsed)
+    return RangeCondition(
+        field=field,
+        dates="date" in kinds.values(),
+        gt=parsed.get("gt"),
+        gte=parsed.get("gte"),
+        lt=parsed.get("lt"),
+        lte=parsed.get("lte"),
+    )
 
 
 # ------------------------------------------------------------------------------------------ translation
@@ -283,11 +290,19 @@ def qdrant_key(field: str) -> str:
     return ".".join(s if _PLAIN_SEGMENT.match(s) else f'"{s}"' for s in field.split("."))
 
 
-def _iso(moment: float | datetime | None) -> str | None:
-    if moment is None:
-        return None
-    assert isinstance(moment, datetime)
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+def _num(bound: float | datetime | None) -> float | None:
+    assert bound is None or isinstance(bound, float), "a numeric range holds numbers"
+    return bound
+
+
+def _when(bound: float | datetime | None) -> datetime | None:
+    assert bound is None or isinstance(bound, datetime), "a date range holds datetimes"
+    return bound
+
+
+def _iso(bound: float | datetime | None) -> str | None:
+    moment = _when(bound)
+    return None if moment is None else moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def to_edge(node: AndFilter | None) -> Any:
@@ -316,13 +331,15 @@ def _edge_node(node: Any) -> Any:
     if isinstance(node, NotEqualCondition):
         return qe.Filter(must_not=[qe.FieldCondition(key=key, match=qe.MatchValue(_edge_value(node.value)))])
     if isinstance(node, InCondition):
-        return qe.FieldCondition(key=key, match=qe.MatchAny(list(node.values)))
+        return qe.FieldCondition(key=key, match=qe.MatchAny(node.values))
     if isinstance(node, RangeCondition):
         if node.dates:
-            rng = qe.RangeDateTime(gt=_iso(node.gt), gte=_iso(node.gte), lt=_iso(node.lt), lte=_iso(node.lte))
-        else:
-            rng = qe.RangeFloat(gt=node.gt, gte=node.gte, lt=node.lt, lte=node.lte)
-        return qe.FieldCondition(key=key, range=rng)
+            dates = qe.RangeDateTime(
+                gt=_iso(node.gt), gte=_iso(node.gte), lt=_iso(node.lt), lte=_iso(node.lte)
+            )
+            return qe.FieldCondition(key=key, range=dates)
+        numbers = qe.RangeFloat(gt=_num(node.gt), gte=_num(node.gte), lt=_num(node.lt), lte=_num(node.lte))
+        return qe.FieldCondition(key=key, range=numbers)
     raise TypeError(f"not a filter node: {node!r}")
 
 
@@ -348,9 +365,13 @@ def _client_node(node: Any) -> Any:
             must_not=[models.FieldCondition(key=key, match=models.MatchValue(value=node.value))]
         )
     if isinstance(node, InCondition):
-        return models.FieldCondition(key=key, match=models.MatchAny(any=list(node.values)))
+        return models.FieldCondition(key=key, match=models.MatchAny(any=node.values))
     if isinstance(node, RangeCondition):
-        bounds = {"gt": node.gt, "gte": node.gte, "lt": node.lt, "lte": node.lte}
-        rng = models.DatetimeRange(**bounds) if node.dates else models.Range(**bounds)
-        return models.FieldCondition(key=key, range=rng)
+        if node.dates:
+            dates = models.DatetimeRange(
+                gt=_when(node.gt), gte=_when(node.gte), lt=_when(node.lt), lte=_when(node.lte)
+            )
+            return models.FieldCondition(key=key, range=dates)
+        numbers = models.Range(gt=_num(node.gt), gte=_num(node.gte), lt=_num(node.lt), lte=_num(node.lte))
+        return models.FieldCondition(key=key, range=numbers)
     raise TypeError(f"not a filter node: {node!r}")

@@ -148,9 +148,10 @@ class ServerStore(VectorStore):
             if chunk.searchable:
                 if dense is not None:
                     vectors[DENSE_VECTOR] = np.asarray(dense[i], np.float32).tolist()
-                if sparse[i] is not None and sparse[i].indices:
+                terms = sparse[i]
+                if terms is not None and terms.indices:
                     vectors[SPARSE_VECTOR] = models.SparseVector(
-                        indices=list(sparse[i].indices), values=list(sparse[i].values)
+                        indices=list(terms.indices), values=list(terms.values)
                     )
             points.append(
                 models.PointStruct(
@@ -203,7 +204,7 @@ class ServerStore(VectorStore):
             (str(r.id), r.payload["doc_id"], r.payload.get("doc_version"))
             for r in self._scroll_records(visible(None), ["doc_id", "doc_version"])
         )
-        stale = stale_points(versions, committed)
+        stale: list[Any] = stale_points(versions, committed)
         for start in range(0, len(stale), UPSERT_BATCH):
             self.client.delete(
                 self.collection,
