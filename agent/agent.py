@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -120,9 +120,8 @@ class Agent:
         )
         started = time.perf_counter()
         final_state: dict[str, Any] = {}
-        for mode, chunk in self.graph_for(thread_id).stream(
-            graph_input, config, stream_mode=["updates", "values"]
-        ):
+        stream = self.graph_for(thread_id).stream(graph_input, config, stream_mode=["updates", "values"])
+        for mode, chunk in cast(Iterator[tuple[str, Any]], stream):  # two modes: (mode, chunk) pairs
             if mode == "values":
                 final_state = chunk
                 continue

@@ -20,7 +20,7 @@ HISTORY_MESSAGE_CHARS = 600
 
 def earlier_turns(messages: list[BaseMessage], turns: int) -> list[BaseMessage]:
     """The conversation before the current question, at most ``turns`` user/assistant pairs."""
-    history = [m for m in messages[:-1] if isinstance(m, HumanMessage | AIMessage)]
+    history: list[BaseMessage] = [m for m in messages[:-1] if isinstance(m, HumanMessage | AIMessage)]
     return history[-2 * turns :] if turns else []
 
 

@@ -182,7 +182,8 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
     kept = select_strips(scores, strips, resources.settings.expand.max_context_tokens, embedder.count_tokens)
     context = recompose(passages, strips, kept)
-    kept_strips = [
+    kept_passages = {strips[k].passage for k in kept}
+    kept_strips: list[dict[str, Any]] = [
         {
             "chunk_id": passages[strips[i].passage].chunk_id,
             "text": strips[i].text,
@@ -199,9 +200,7 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
             "strips": len(strips),
             "strips_kept": len(kept),
             "passages_kept": len(context),
-            "dropped_passages": [
-                p.chunk_id for i, p in enumerate(passages) if i not in {strips[k].passage for k in kept}
-            ],
+            "dropped_passages": [p.chunk_id for i, p in enumerate(passages) if i not in kept_passages],
             "kept": [{**s, "text": s["text"][:120]} for s in kept_strips],
         },
     }
