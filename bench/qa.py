@@ -1,0 +1,128 @@
+"""QA benchmarks with the offline models (issue 4's closing figures), through ``tools.eval.qa``.
+
+Runs (each saved as ``bench/results/qa_<run>.json`` with every question's answer and scores):
+
+- ``hotpot_single`` / ``hotpot_iterative`` / ``hotpot_auto``: HotpotQA dev distractor, the first N
+  questions (knowledge base: all paragraphs of those N questions), EM, F1, supporting recall@10;
+- ``squad``: SQuAD v1.1 dev, a fixed seeded sample (seed 0) of N questions over their articles;
+- ``rgb_noise``: RGB zh_refine, first N questions, positive + negative passages indexed (accuracy = the
+  answer contained, RGB's metric, with noise);
+- ``rgb_negative``: the same questions with only the negatives indexed (rejection rate);
+- ``cmrc``: CMRC 2018 trial, a fixed seeded sample (seed 0) of N questions.
+
+The local LLM takes seconds per question, so N is set per dataset (``--limit-*``); a finished run is
+not repeated unless ``--force`` (its JSON is reused), and each question is appended to
+``qa_<run>.partial.jsonl`` as it finishes. ``qa_summary.json`` gathers the headline figures.
+
+    .venv/bin/python -m bench.qa --limit-hotpot 20 --limit-squad 20 --limit-rgb 20 --limit-cmrc 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+RESULTS = ROOT / "bench" / "results"
+
+RUNS: dict[str, dict[str, Any]] = {
+    "hotpot_single": {"file": "hotpotqa/hotpot_dev_distractor_first100.json", "format": "hotpot", "route": "single", "limit": "hotpot"},
+    "hotpot_iterative": {"file": "hotpotqa/hotpot_dev_distractor_first100.json", "format": "hotpot", "route": "iterative", "limit": "hotpot"},
+    "hotpot_auto": {"file": "hotpotqa/hotpot_dev_distractor_first100.json", "format": "hotpot", "route": "auto", "limit": "hotpot"},
+    "squad": {"file": "squad/dev-v1.1.json.gz", "format": "squad", "route": "auto", "limit": "squad", "seed": 0},
+    "rgb_noise": {"file": "rgb/zh_refine.json", "format": "rgb", "route": "auto", "limit": "rgb"},
+    "rgb_negative": {"file": "rgb/zh_refine.json", "format": "rgb", "route": "auto", "limit": "rgb", "negative_only": True},
+    "cmrc": {"file": "cmrc2018/cmrc2018_trial.json", "format": "squad", "route": "auto", "limit": "cmrc", "seed": 0},
+}  # fmt: skip
+
+
+def headline(report: dict[str, Any]) -> dict[str, Any]:
+    """The figures a closing note quotes, from one saved report."""
+    return {
+        "questions": report["questions"],
+        "route_request": report["route_request"],
+        "metrics": report["metrics"],
+        "supported_share": report["support"]["supported_share"],
+        "llm_calls_per_question": report["llm_calls_per_question"],
+        "latency_p50_s": round(report["latency"]["p50_ms"] / 1000, 2),
+        "latency_p95_s": round(report["latency"]["p95_ms"] / 1000, 2),
+        "routes": {
+            name: {
+                "questions": stats["questions"],
+                "llm_calls_per_question": stats["llm_calls_per_question"],
+                "latency_p50_s": round(stats["latency"]["p50_ms"] / 1000, 2),
+                "latency_p95_s": round(stats["latency"]["p95_ms"] / 1000, 2),
+            }
+            for name, stats in report["routes"].items()
+        },
+        "errors": report["errors"],
+        "seconds": report["seconds"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--home", type=Path, default=ROOT / ".ragpilot-bench")
+    for name, default in (("hotpot", 100), ("squad", 200), ("rgb", 300), ("cmrc", 200)):
+        parser.add_argument(f"--limit-{name}", type=int, default=default)
+    parser.add_argument("--only", nargs="*", choices=sorted(RUNS), help="run only these")
+    parser.add_argument("--force", action="store_true", help="re-run runs whose JSON already exists")
+    args = parser.parse_args(argv)
+
+    from tools.eval.qa import QAEvalConfig, QuestionResult, run_qa_eval
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    summary_path = RESULTS / "qa_summary.json"
+    summary: dict[str, Any] = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    summary.setdefault("runs", {})
+    for name in args.only or list(RUNS):
+        spec = RUNS[name]
+        limit = getattr(args, f"limit_{spec['limit']}")
+        out = RESULTS / f"qa_{name}.json"
+        if out.is_file() and not args.force:
+            saved = json.loads(out.read_text())
+            if saved["questions"] == limit:
+                print(f"{name}: reusing {out.name}")
+                summary["runs"][name] = headline(saved)
+                continue
+        config = QAEvalConfig(
+            dataset=args.data / spec["file"], format=spec["format"], limit=limit, sample_seed=spec.get("seed"),
+            route=spec["route"], negative_only=spec.get("negative_only", False),
+        )  # fmt: skip
+        partial = RESULTS / f"qa_{name}.partial.jsonl"
+        partial.unlink(missing_ok=True)
+
+        def record(result: QuestionResult, partial: Path = partial) -> None:
+            with partial.open("a", encoding="utf-8") as f:
+                f.write(result.model_dump_json() + "\n")
+
+        started = time.perf_counter()
+        print(f"{name}: {limit} questions, route {spec['route']} ...", flush=True)
+        report = run_qa_eval(config, home=args.home, progress=sys.stderr.isatty(), on_result=record)
+        saved = report.model_dump(mode="json")
+        saved["command"] = f"python -m bench.qa --only {name} --limit-{spec['limit']} {limit}"
+        saved["load_average_at_end"] = os.getloadavg()[0]
+        out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        partial.unlink(missing_ok=True)
+        summary["runs"][name] = headline(saved)
+        print(
+            f"{name}: {json.dumps(headline(saved)['metrics'])} in {time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
+        summary["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
+        summary_path.write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    summary_path.write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"saved {summary_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
