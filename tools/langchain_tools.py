@@ -9,6 +9,7 @@ the typed ``list[Hit]`` for code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -33,12 +34,14 @@ SNIPPET_CHARS = 700
 class HybridSearchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str | None = Field(None, description="one search query")
+    query: str | None = Field(default=None, description="one search query")
     queries: list[str] | None = Field(
         None, max_length=MAX_QUERIES, description="several phrasings or sub-questions, fused into one list"
     )
-    mode: SearchMode | None = Field(None, description="dense, sparse (BM25) or hybrid; default from settings")
-    top_k: int | None = Field(None, ge=1, le=50, description="how many passages to return")
+    mode: SearchMode | None = Field(
+        default=None, description="dense, sparse (BM25) or hybrid; default from settings"
+    )
+    top_k: int | None = Field(default=None, ge=1, le=50, description="how many passages to return")
     filter: dict[str, Any] | None = Field(
         None,
         description='metadata filter, e.g. {"source": "a.md"}, {"metadata.year": {"$gte": 2020}}, '
@@ -75,7 +78,7 @@ class WebSearchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1)
-    max_results: int | None = Field(None, ge=1, le=20)
+    max_results: int | None = Field(default=None, ge=1, le=20)
     include_domains: list[str] = Field(default_factory=list)
 
 
@@ -178,7 +181,7 @@ def make_tools(
             return f"web_search unavailable: {exc.reason}", []
         return format_hits(hits), hits
 
-    specs = [
+    specs: list[tuple[Callable[..., tuple[str, list[Hit]]], str, type[BaseModel], str]] = [
         (run_hybrid_search, "hybrid_search", HybridSearchArgs,
          "Search the knowledge base (dense + BM25 fused). Returns passages with their chunk ids."),
         (run_rerank, "rerank", RerankArgs,

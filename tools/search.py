@@ -38,14 +38,14 @@ class SearchRequest(BaseModel):
 
     queries: list[str] = Field(min_length=1, max_length=MAX_QUERIES)
     mode: SearchMode | None = None
-    top_k: int | None = Field(None, ge=1, le=1000)
+    top_k: int | None = Field(default=None, ge=1, le=1000)
     filter: dict[str, Any] | None = Field(
-        None, description="metadata filter in the JSON form of docs/architecture.md"
+        default=None, description="metadata filter in the JSON form of docs/architecture.md"
     )
-    rrf_k: int | None = Field(None, ge=1, le=10_000)
-    dense_weight: float | None = Field(None, ge=0.0)
-    sparse_weight: float | None = Field(None, ge=0.0)
-    leg_depth: int | None = Field(None, ge=1, le=2000)
+    rrf_k: int | None = Field(default=None, ge=1, le=10_000)
+    dense_weight: float | None = Field(default=None, ge=0.0)
+    sparse_weight: float | None = Field(default=None, ge=0.0)
+    leg_depth: int | None = Field(default=None, ge=1, le=2000)
     include_kinds: list[ChunkKind] = Field(default_factory=lambda: list(DEFAULT_KINDS), min_length=1)
 
     @field_validator("queries")
@@ -118,7 +118,7 @@ def access_filter(
     can widen it.
     """
     clauses: list[dict[str, Any]] = []
-    if parse_filter(user_filter) is not None:  # {} is "no condition"
+    if user_filter is not None and parse_filter(user_filter) is not None:  # {} is "no condition"
         clauses.append(user_filter)
     clauses.append({"kind": {"$in": list(kinds)}})
     clauses.append({"acl": {"$in": require_groups(list(groups))}})

@@ -69,11 +69,11 @@ class RetrievalEvalConfig(BaseModel):
     mode: Literal["dense", "sparse", "hybrid"] | None = None
     rerank: RerankChoice = "none"
     top_k: int = Field(100, ge=1, le=1000)
-    limit_queries: int | None = Field(None, ge=1)
-    rrf_k: int | None = Field(None, ge=1)
-    dense_weight: float | None = Field(None, ge=0)
-    sparse_weight: float | None = Field(None, ge=0)
-    leg_depth: int | None = Field(None, ge=1, description="default: max(search.leg_depth, top_k)")
+    limit_queries: int | None = Field(default=None, ge=1)
+    rrf_k: int | None = Field(default=None, ge=1)
+    dense_weight: float | None = Field(default=None, ge=0)
+    sparse_weight: float | None = Field(default=None, ge=0)
+    leg_depth: int | None = Field(default=None, ge=1, description="default: max(search.leg_depth, top_k)")
 
 
 class RetrievalReport(BaseModel):
@@ -94,7 +94,9 @@ class RetrievalReport(BaseModel):
     latency_rerank: LatencyStats | None = None
     index_documents: int
     index_points: int
-    ingest: dict[str, Any] | None = Field(None, description="the ingest report, when this run had to ingest")
+    ingest: dict[str, Any] | None = Field(
+        default=None, description="the ingest report, when this run had to ingest"
+    )
 
 
 def load_beir(beir_dir: Path, split: str) -> BeirSplit:
