@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +33,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agent.errors import IngestError, ProviderUnavailable, RagpilotError
+from agent.errors import IngestError, ProviderUnavailable
 from agent.settings import ChunkingSettings, Settings
+from tools.knowledge_base.chunkers.factory import chunk_document
 from tools.knowledge_base.knowledge_base import KnowledgeBase
+from tools.knowledge_base.loaders.factory import iter_candidate_files, load_file
 from tools.knowledge_base.records import Chunk, LoadedDocument
 from tools.knowledge_base.store.base import DocumentState
 
@@ -96,6 +98,7 @@ class _PendingDocument:
     chunks: list[Chunk]
     change: Literal["added", "updated"]
     searchable: list[int] = field(default_factory=list)  # indexes of chunks that get vectors
+    vectors: np.ndarray | None = None  # one row per searchable chunk, once embedded
 
 
 class _StopFlag:
@@ -139,9 +142,6 @@ def ingest(
     Never raises for bad input (it is reported in ``skipped``); a broken configuration, store or
     embedder raises (ConfigError, ProviderUnavailable, or the store's own error).
     """
-    from tools.knowledge_base.chunkers.factory import chunk_document
-    from tools.knowledge_base.loaders.factory import iter_candidate_files, load_file
-
     started = time.perf_counter()
     report = IngestReport()
     owns_kb = kb is None
@@ -153,7 +153,7 @@ def ingest(
             stored = kb.store.documents()
 
             # Phase 1: load every file; keep only documents that need (re)indexing.
-            files = _candidate_files(paths, iter_candidate_files, report)
+            files = _candidate_files(paths, report)
             report.files = len(files)
             pending: list[_PendingDocument] = []
             loaded_by_source: dict[str, set[str]] = {}
@@ -189,7 +189,7 @@ def ingest(
 
             # Phase 2: chunk, embed in cross-document batches, upsert and commit one document at a time.
             bar.start_phase("indexing", total=len(pending), unit="docs")
-            for group in _batches_of_documents(pending, settings, kb, chunk_document, report):
+            for group in _batches_of_documents(pending, settings, kb, report, bar):
                 if stop.requested:
                     break
                 _index_group(group, kb, settings, report, bar, stop)
@@ -210,9 +210,8 @@ def ingest(
     return report
 
 
-def _candidate_files(
-    paths: Sequence[Path | str], iter_candidate_files: Callable, report: IngestReport
-) -> list[Path]:
+def _candidate_files(paths: Sequence[Path | str], report: IngestReport) -> list[Path]:
+    """Supported files under ``paths``, once each; missing paths and unsupported files go to ``skipped``."""
     files: dict[Path, None] = {}
     for given in paths:
         try:
@@ -241,8 +240,8 @@ def _batches_of_documents(
     pending: Iterable[_PendingDocument],
     settings: Settings,
     kb: KnowledgeBase,
-    chunk_document: Callable,
     report: IngestReport,
+    bar: _Progress,
 ) -> Iterator[list[_PendingDocument]]:
     """Chunk documents lazily and group them so each group fills at least one embedding batch."""
     group: list[_PendingDocument] = []
@@ -250,8 +249,13 @@ def _batches_of_documents(
     for item in pending:
         try:
             item.chunks = chunk_document(item.document, settings.chunking, kb.embedder.count_tokens)
-        except RagpilotError as exc:
-            report.skipped.append(SkippedInput(source=item.document.source, reason=f"chunking failed: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - one document the chunker cannot cut must not stop the run
+            report.skipped.append(
+                SkippedInput(
+                    source=item.document.source, reason=f"chunking failed ({type(exc).__name__}: {exc})"
+                )
+            )
+            bar.advance()
             continue
         item.searchable = [i for i, c in enumerate(item.chunks) if c.searchable]
         group.append(item)
@@ -271,15 +275,15 @@ def _index_group(
     bar: _Progress,
     stop: _StopFlag,
 ) -> None:
-    vectors = _embed_group(group, kb, settings, report)
+    _embed_group(group, kb, settings, report)
     for item in group:
         if stop.requested:
             return
-        if id(item) not in vectors:
-            continue  # its embedding failed and it was reported as skipped
+        if item.vectors is None:
+            bar.advance()  # its embedding failed and it was reported as skipped
+            continue
         dense = np.zeros((len(item.chunks), kb.embedder.dim), np.float32)
-        for row, index in enumerate(item.searchable):
-            dense[index] = vectors[id(item)][row]
+        dense[item.searchable] = item.vectors
         sparse = [kb.sparse.encode_document(c.index_text()) if c.searchable else None for c in item.chunks]
         version = uuid.uuid4().hex
         kb.store.upsert(
@@ -296,38 +300,30 @@ def _index_group(
 
 def _embed_group(
     group: list[_PendingDocument], kb: KnowledgeBase, settings: Settings, report: IngestReport
-) -> dict[int, np.ndarray]:
-    """Vectors of each document's searchable chunks, keyed by ``id(item)``. If the batch fails on some
-    input, documents are retried one at a time so only the offending ones are skipped."""
-    batch = settings.ingest.embed_batch_size
-
-    def embed(items: list[_PendingDocument]) -> dict[int, np.ndarray]:
-        texts = [item.chunks[i].index_text() for item in items for i in item.searchable]
-        matrix, embedded = kb.embed_cache.embed(texts, kb.embedder.embed_passages, batch)
-        report.embedded += embedded
-        out, start = {}, 0
-        for item in items:
-            out[id(item)] = matrix[start : start + len(item.searchable)]
-            start += len(item.searchable)
-        return out
-
+) -> None:
+    """Set ``vectors`` of each document (its searchable chunks' rows) through the embedding cache, in one
+    run of batches for the whole group. If that fails on some input, the documents are embedded one at a
+    time so only the offending ones are skipped (their ``vectors`` stay None)."""
     try:
-        return embed(group)
-    except (ProviderUnavailable, KeyboardInterrupt):
-        raise
+        texts = [item.chunks[i].index_text() for item in group for i in item.searchable]
+        matrix, embedded = kb.embed_cache.embed(
+            texts, kb.embedder.embed_passages, settings.ingest.embed_batch_size
+        )
+    except ProviderUnavailable:
+        raise  # the embedder itself is down: nothing else can be indexed either
     except Exception as exc:  # noqa: BLE001 - isolate the document the embedder rejects
         if len(group) == 1:
-            item = group[0]
-            report.skipped.append(
-                SkippedInput(
-                    source=item.document.source, reason=f"embedding failed ({type(exc).__name__}: {exc})"
-                )
-            )
-            return {}
-    vectors: dict[int, np.ndarray] = {}
+            reason = f"embedding failed ({type(exc).__name__}: {exc})"
+            report.skipped.append(SkippedInput(source=group[0].document.source, reason=reason))
+            return
+        for item in group:
+            _embed_group([item], kb, settings, report)
+        return
+    report.embedded += embedded
+    start = 0
     for item in group:
-        vectors.update(_embed_group([item], kb, settings, report))
-    return vectors
+        item.vectors = matrix[start : start + len(item.searchable)]
+        start += len(item.searchable)
 
 
 def _prune(kb: KnowledgeBase, stored: dict[str, DocumentState], loaded_by_source: dict[str, set[str]]) -> int:

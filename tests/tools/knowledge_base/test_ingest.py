@@ -351,3 +351,32 @@ def test_the_progress_bar_goes_to_stderr_and_nothing_to_stdout(settings, tmp_pat
     assert captured.out == ""
     assert "indexing" in captured.err  # the finished "reading" phase is hidden
     assert "4/4 docs" in captured.err and "chunks/s" in captured.err
+
+
+class RejectsMarkedText:
+    """The real embedder, except that it fails on any batch holding a marked text (fault injection)."""
+
+    def __init__(self, embedder, marker: str) -> None:
+        self._embedder = embedder
+        self._marker = marker
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
+
+    def embed_passages(self, texts):
+        if any(self._marker in t for t in texts):
+            raise ValueError("input the model cannot take")
+        return self._embedder.embed_passages(texts)
+
+
+def test_a_document_the_embedder_rejects_is_skipped_and_its_batch_mates_are_indexed(settings, tmp_path):
+    corpus = write_corpus(tmp_path / "docs")
+    (corpus / "poison.md").write_text("# Poison\n\nPOISON-MARKER text.\n", encoding="utf-8")
+    with KnowledgeBase.open(settings) as kb:
+        picky = dataclasses.replace(kb, embedder=RejectsMarkedText(kb.embedder, "POISON-MARKER"))
+        report = ingest([corpus], settings, kb=picky, progress=False)
+        assert [(Path(s.source).name, s.reason) for s in report.skipped] == [
+            ("poison.md", "embedding failed (ValueError: input the model cannot take)")
+        ]
+        assert report.added == 6
+        assert file_doc_id(corpus / "poison.md") not in kb.store.documents()
