@@ -1,9 +1,10 @@
-"""A fast classifier with no LLM call: named, weighted surface features of the question.
+"""The fast router: no LLM call. Named surface cues of the question plus its e5 query embedding, scored
+by a multinomial logistic regression trained on a labelled mixture (``bench/train_router.py``).
 
-Each feature adds its weight to one route's score; the route with the highest score wins and the
-softmax of the scores gives the confidence. The features that fired are the reason. This is a
-transparent starting point (English and Chinese cues); it can be re-weighted or replaced by a
-trained model behind the same interface.
+The cues (greeting, arithmetic, comparison, bridge phrasing, named entities, ...) are transparent and
+give the reason shown in traces; the embedding carries what regular expressions miss (style, topic,
+Chinese phrasing). The trained weights live in ``models/router.json`` together with the figures they
+were measured at; inference is plain numpy.
 
 ``mentions_documents`` is exported for the router: a question that names the user's documents
 ("according to the handbook", "文档里") must be answered from them, never directly.
@@ -13,10 +14,24 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from agent.errors import ConfigError, ModelAssetError
+from agent.providers.embedder_base import Embedder
 from graphs.rag.classifier.base import ComplexityClassifier, RouteDecision
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
+
+ROUTER_MODEL_PATH = Path(__file__).parent / "models" / "router.json"
+ROUTES: tuple[str, ...] = ("direct", "single", "iterative")
 
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening)|how are you|bye|goodbye)\b"
@@ -26,6 +41,16 @@ _GREETING = re.compile(
 _ARITHMETIC = re.compile(
     r"^\s*(what is|what's|calculate|compute|how much is|计算|算一下)?\s*"
     r"[-+]?\d+(\.\d+)?(\s*[-+*/x×÷^]\s*[-+]?\d+(\.\d+)?)+\s*(=|\?|？|等于多少|是多少)?\s*[?？]?\s*$",
+    re.IGNORECASE,
+)
+# Arithmetic in words: an operator word between numbers ("48 divided by 6", "25乘以4", "15的20%").
+_NUMBER = r"(\d+(\.\d+)?|[零一二三四五六七八九十百千万两]+)"
+_WORDED_ARITHMETIC = re.compile(
+    _NUMBER
+    + r"\s*(plus|minus|times|multiplied by|divided by|over|to the power of|squared|cubed|percent of|%\s*of|"
+    r"加上?|减去?|乘以?|除以?|的平方|的立方|的\d+次方|次方|的\d+(\.\d+)?%|的百分之)\s*" + _NUMBER + "?"
+    r"|\b(square root|cube root|sum|product|average) of\s*\d"
+    r"|(平方根|立方根)",
     re.IGNORECASE,
 )
 _GENERAL_TASK = re.compile(
@@ -61,6 +86,7 @@ _RELATIVE_CLAUSE = re.compile(
     r"created|starred|sang|won|invented|owns|owned|led|built|designed|produced|married|born|is|was)\b",
     re.IGNORECASE,
 )
+_CJK_DESCRIBED_ENTITY = re.compile(r"(执导|主演|演唱|创办|创立|发明|提出|写|出演|所在|毕业于).{0,12}的")
 _CAPITALISED_SPAN = re.compile(
     r"(?<![.?!]\s)(?<!^)\b[A-Z][\w'’-]+(?:\s+(?:of|the|de|von|and)?\s*[A-Z][\w'’-]+)*"
 )
@@ -70,6 +96,8 @@ _QUESTION_WORD = re.compile(
     re.IGNORECASE,
 )
 _CONJUNCTION = re.compile(r"\b(and|both|as well as)\b|和|与|以及|及|并且", re.IGNORECASE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_TITLE_MARKS = re.compile(r"《[^》]+》|\"[^\"]+\"|“[^”]+”")
 
 
 def mentions_documents(question: str) -> bool:
@@ -83,79 +111,222 @@ def _entities(question: str) -> int:
 
 def _words(question: str) -> int:
     # CJK has no spaces: count two characters as roughly one word.
-    cjk = len(re.findall(r"[\u4e00-\u9fff]", question))
+    cjk = len(_CJK.findall(question))
     return len(re.findall(r"[A-Za-z0-9]+", question)) + cjk // 2
 
 
 @dataclass(frozen=True)
 class Feature:
+    """One named surface cue: a number (mostly 0/1) computed from the question text."""
+
     name: str
-    route: str
-    weight: float
-    fires: Callable[[str], bool]
+    value: Callable[[str], float]
+
+
+def _cue(pattern: re.Pattern[str]) -> Callable[[str], float]:
+    return lambda q: float(bool(pattern.search(q)))
 
 
 FEATURES: tuple[Feature, ...] = (
-    Feature("greeting or small talk", "direct", 3.0, lambda q: bool(_GREETING.search(q))),
-    Feature("arithmetic", "direct", 3.0, lambda q: bool(_ARITHMETIC.search(q))),
-    Feature("general task (translate, write)", "direct", 2.0, lambda q: bool(_GENERAL_TASK.search(q))),
+    Feature("greeting or small talk", _cue(_GREETING)),
+    Feature("arithmetic", _cue(_ARITHMETIC)),
+    Feature("arithmetic in words", _cue(_WORDED_ARITHMETIC)),
+    Feature("general task (translate, write)", _cue(_GENERAL_TASK)),
     Feature(
-        "very short without a question word",
-        "direct",
-        0.8,
-        lambda q: _words(q) <= 3 and not _QUESTION_WORD.search(q),
+        "very short without a question word", lambda q: float(_words(q) <= 3 and not _QUESTION_WORD.search(q))
     ),
-    Feature("names the user's documents", "single", 1.5, mentions_documents),
-    Feature("asks a question", "single", 1.0, lambda q: bool(_QUESTION_WORD.search(q))),
+    Feature("names the user's documents", lambda q: float(mentions_documents(q))),
+    Feature("asks a question", _cue(_QUESTION_WORD)),
     Feature(
         "comparison between options",
-        "iterative",
-        2.2,
-        lambda q: bool(_COMPARISON.search(q)) and bool(_CHOICE.search(q) or _CONJUNCTION.search(q)),
+        lambda q: float(bool(_COMPARISON.search(q)) and bool(_CHOICE.search(q) or _CONJUNCTION.search(q))),
     ),
-    Feature(
-        "bridge (an attribute of something described)", "iterative", 1.6, lambda q: bool(_BRIDGE.search(q))
-    ),
+    Feature("bridge (an attribute of something described)", _cue(_BRIDGE)),
     Feature(
         "relative clause describing an entity",
-        "iterative",
-        1.2,
-        lambda q: bool(_RELATIVE_CLAUSE.search(q)) and _entities(q) >= 1,
+        lambda q: float(bool(_RELATIVE_CLAUSE.search(q)) and _entities(q) >= 1),
     ),
-    Feature("two or more named entities", "iterative", 0.8, lambda q: _entities(q) >= 2),
+    Feature("entity described by what it did (zh)", _cue(_CJK_DESCRIBED_ENTITY)),
+    Feature("two or more named entities", lambda q: float(_entities(q) >= 2)),
     Feature(
         "entities joined by a conjunction",
-        "iterative",
-        0.6,
-        lambda q: _entities(q) >= 2 and bool(_CONJUNCTION.search(q)),
+        lambda q: float(_entities(q) >= 2 and bool(_CONJUNCTION.search(q))),
     ),
-    Feature("long question (over 18 words)", "iterative", 0.6, lambda q: _words(q) > 18),
+    Feature("quoted titles", lambda q: min(len(_TITLE_MARKS.findall(q)), 3) / 3.0),
+    Feature("possessive chain (zh 的)", lambda q: min(q.count("的"), 4) / 4.0),
+    Feature("length in words (log)", lambda q: math.log1p(_words(q)) / 4.0),
+    Feature("named entities (count)", lambda q: min(_entities(q), 5) / 5.0),
+    Feature("contains digits", lambda q: float(any(ch.isdigit() for ch in q))),
+    Feature("Chinese", lambda q: float(bool(_CJK.search(q)))),
 )
+FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
 
-# Every question starts leaning to one retrieval: the safe default when no cue fires.
-_PRIOR = {"direct": 0.0, "single": 0.5, "iterative": 0.0}
+
+def surface_features(question: str) -> np.ndarray:
+    """The question's surface cues, in ``FEATURE_NAMES`` order."""
+    return np.array([feature.value(question) for feature in FEATURES], dtype=np.float64)
+
+
+class RouterWeights(BaseModel):
+    """The trained router as stored in ``models/router.json`` (written by ``bench/train_router.py``)."""
+
+    version: Literal[1] = 1
+    labels: list[Literal["direct", "single", "iterative"]]
+    feature_names: list[str]
+    embedder: str | None = Field(None, description="the query-embedding model of the embedding features")
+    embedding_dim: int = Field(0, ge=0)
+    mean: list[float]
+    scale: list[float]
+    coef: list[list[float]] = Field(description="one row per label, one column per (scaled) input")
+    intercept: list[float]
+    auto_choice: Literal["local", "llm"] = Field(
+        "local", description="what settings.graph.router='auto' uses, from bench/router.py's measurement"
+    )
+    trained_on: dict[str, int] = Field(default_factory=dict)
+    measured: dict[str, object] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _shapes_agree(self) -> RouterWeights:
+        inputs = len(self.feature_names) + self.embedding_dim
+        if len(self.mean) != inputs or len(self.scale) != inputs:
+            raise ValueError(f"mean/scale need {inputs} entries")
+        if len(self.coef) != len(self.labels) or any(len(row) != inputs for row in self.coef):
+            raise ValueError(f"coef must be {len(self.labels)} x {inputs}")
+        if len(self.intercept) != len(self.labels):
+            raise ValueError("intercept needs one entry per label")
+        return self
+
+
+def load_router_weights(path: Path = ROUTER_MODEL_PATH) -> RouterWeights:
+    """Read and validate the trained router; ModelAssetError names the file when it is missing or bad."""
+    try:
+        weights = RouterWeights.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelAssetError(
+            f"router weights {path}: cannot be read ({exc.strerror}); run bench/train_router.py"
+        ) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        raise ModelAssetError(f"router weights {path}: invalid at {where}: {first['msg']}") from None
+    if tuple(weights.feature_names) != FEATURE_NAMES:
+        raise ModelAssetError(
+            f"router weights {path}: trained on other surface features than graphs/rag/classifier/local.py "
+            "computes; retrain with bench/train_router.py"
+        )
+    return weights
 
 
 class FeatureComplexityClassifier(ComplexityClassifier):
-    """No-LLM router over ``FEATURES``; about a tenth of a millisecond per question."""
+    """No-LLM router: surface cues (+ the e5 query embedding when the weights use it) through the trained
+    logistic regression. About 0.1 ms without the embedding; one query embedding (≈15-50 ms) with it."""
 
-    name = "local-features"
+    name = "local-trained"
 
-    def __init__(self, features: tuple[Feature, ...] = FEATURES) -> None:
-        self.features = features
+    def __init__(
+        self,
+        embedder: Embedder | Callable[[], Embedder] | None = None,
+        weights: RouterWeights | None = None,
+    ) -> None:
+        """``embedder`` (or a zero-argument factory of one) must be the model the weights were trained
+        with; by default the bundled multilingual-e5 is loaded on first use."""
+        self.weights = weights or load_router_weights()
+        self._mean = np.asarray(self.weights.mean)
+        self._scale = np.asarray(self.weights.scale)
+        self._coef = np.asarray(self.weights.coef)
+        self._intercept = np.asarray(self.weights.intercept)
+        self._embedder_source = embedder
+        self._embedder: Embedder | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FeatureComplexityClassifier:
+        """The classifier with the process's shared e5 embedder when the knowledge base uses it."""
+
+        def embedder() -> Embedder:
+            if settings.embedder.provider == "local":
+                from agent.providers.embedder_factory import get_embedder
+
+                return get_embedder(settings)
+            from agent.providers.embedder_local_e5 import LocalE5Embedder
+
+            return LocalE5Embedder(num_threads=settings.embedder.num_threads)
+
+        return cls(embedder=embedder)
+
+    @property
+    def uses_embedding(self) -> bool:
+        return self.weights.embedding_dim > 0
+
+    def _query_embedding(self, question: str) -> np.ndarray:
+        with self._lock:
+            if self._embedder is None:
+                source = self._embedder_source
+                if source is None:
+                    from agent.providers.embedder_local_e5 import LocalE5Embedder
+
+                    source = LocalE5Embedder()
+                self._embedder = source if isinstance(source, Embedder) else source()
+                if (
+                    self._embedder.name != self.weights.embedder
+                    or self._embedder.dim != self.weights.embedding_dim
+                ):
+                    raise ConfigError(
+                        f"the router was trained with {self.weights.embedder} embeddings "
+                        f"({self.weights.embedding_dim}-d); got {self._embedder.name} ({self._embedder.dim}-d)"
+                    )
+        return np.asarray(self._embedder.embed_query(question), dtype=np.float64)
+
+    def inputs(self, question: str) -> np.ndarray:
+        """The model's input row for ``question``: surface cues, then the query embedding if used."""
+        cues = surface_features(question)
+        if not self.uses_embedding:
+            return cues
+        return np.concatenate([cues, self._query_embedding(question)])
+
+    def probabilities(self, question: str) -> dict[str, float]:
+        """Route probabilities (softmax of the logistic regression)."""
+        return self._probabilities(self._scaled(question))
+
+    def _scaled(self, question: str) -> np.ndarray:
+        return (self.inputs(question) - self._mean) / self._scale
+
+    def _probabilities(self, scaled: np.ndarray) -> dict[str, float]:
+        logits = self._coef @ scaled + self._intercept
+        exp = np.exp(logits - logits.max())
+        probs = exp / exp.sum()
+        return dict(zip(self.weights.labels, (float(p) for p in probs), strict=True))
 
     def classify(self, question: str) -> RouteDecision:
-        scores = dict(_PRIOR)
-        fired: list[str] = []
-        for feature in self.features:
-            if feature.fires(question):
-                scores[feature.route] += feature.weight
-                fired.append(f"{feature.name} (+{feature.weight:g} {feature.route})")
+        if not question.strip():
+            return RouteDecision(
+                route="single", confidence=0.0, reason="empty question: default to one retrieval"
+            )
+        scaled = self._scaled(question)
+        probs = self._probabilities(scaled)
         if mentions_documents(question):
-            scores["direct"] = -math.inf  # the user asked about their documents: never answer from memory
-        route = max(scores, key=lambda r: scores[r])
-        finite = {r: s for r, s in scores.items() if s != -math.inf}
-        total = sum(math.exp(s) for s in finite.values())
-        confidence = math.exp(scores[route]) / total
-        reason = "; ".join(fired) if fired else "no cue fired: default to one retrieval"
-        return RouteDecision(route=route, confidence=round(confidence, 3), reason=reason)  # type: ignore[arg-type]
+            # The user asked about their documents: never answer from memory.
+            probs.pop("direct", None)
+            total = sum(probs.values())
+            probs = {route: p / total for route, p in probs.items()}
+        route = max(probs, key=lambda r: probs[r])
+        return RouteDecision(
+            route=route,  # type: ignore[arg-type]
+            confidence=round(probs[route], 3),
+            reason=self._explain(question, scaled, route),
+        )
+
+    def _explain(self, question: str, scaled: np.ndarray, route: str) -> str:
+        """The cues that pushed hardest toward ``route`` (their part of its logit), for traces."""
+        row = self.weights.labels.index(route)  # type: ignore[arg-type]
+        n = len(FEATURE_NAMES)
+        cues = surface_features(question)
+        contributions = self._coef[row, :n] * scaled[:n]
+        fired = [
+            (contributions[i], FEATURE_NAMES[i]) for i in range(n) if cues[i] > 0 and contributions[i] > 0.05
+        ]
+        fired.sort(reverse=True)
+        parts = [f"{name} (+{value:.1f})" for value, name in fired[:3]]
+        if self.uses_embedding:
+            parts.append(f"question embedding ({float(self._coef[row, n:] @ scaled[n:]):+.1f})")
+        return f"{route}: " + ("; ".join(parts) if parts else "no strong cue")
