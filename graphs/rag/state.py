@@ -112,6 +112,7 @@ class RagState(TypedDict, total=False):
     hits: Annotated[list[dict[str, Any]], merge_hits]  # Hit.model_dump(mode="json")
     crag_grade: CragGrade | None
     crag_action: CragAction | None
+    web_searched: bool  # web search already ran this turn (CRAG does not ask for it twice)
     passages: list[dict[str, Any]]  # expanded hits before refinement (Hit dicts)
     strips: list[dict[str, Any]]  # kept strips: chunk_id, text, score
     context: list[ContextPassage]

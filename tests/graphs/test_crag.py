@@ -128,3 +128,14 @@ def test_chinese_refusal_is_in_chinese(make_graph) -> None:
     graph, _ = make_graph(llm, reranker=ScriptedReranker(default=0.05), web=None)
     state = run_turn(graph, "公司的停车场几点关门？", route="single")
     assert state["refused"] and state["answer"] == "在现有资料中没有找到这个问题的答案。"
+
+
+def test_when_the_web_finds_nothing_relevant_the_knowledge_base_is_retried_without_a_second_web_search(
+    make_graph, tavily
+) -> None:
+    graph, _ = make_graph(answering_llm(), reranker=ScriptedReranker(default=0.05), web=tavily)
+    state = run_turn(graph, QUESTION, route="single")
+    assert nodes_run(state).count("web_search") == 1
+    assert nodes_run(state)[-4:] == ["crag_retry", "retrieve", "grade_retrieval", "refuse"]
+    assert step(state, "grade_retrieval")["web_search"] == "already used"
+    assert state["crag_retries"] == 1 and state["refused"]

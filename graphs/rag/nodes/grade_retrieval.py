@@ -56,7 +56,8 @@ def grade_retrieval(state: RagState, config: RunnableConfig, *, resources: Resou
     calibrated = resources.reranker.name != "none"
     scores = [h.rerank_score if calibrated else None for h in hits]
     grade = grade_passages(scores, settings.crag_upper, settings.crag_lower)
-    web_available = resources.web is not None
+    # A second grading in the same turn (after a knowledge-base retry) does not search the web again.
+    web_available = resources.web is not None and not state.get("web_searched")
     retries = state.get("crag_retries", 0)
     action = crag_action(grade, web_available, retries, settings.max_crag_retries)
     kept = [h for h, s in zip(hits, scores, strict=True) if s is None or s >= settings.crag_lower]
@@ -69,7 +70,9 @@ def grade_retrieval(state: RagState, config: RunnableConfig, *, resources: Resou
         },
         "kept": len(kept),
         "dropped_as_irrelevant": len(hits) - len(kept),
-        "web_search": "available" if web_available else "unavailable",
+        "web_search": "available"
+        if web_available
+        else ("already used" if state.get("web_searched") else "unavailable"),
         "crag_retries": {"counter": retries, "bound": settings.max_crag_retries},
     }
     if not calibrated:

@@ -52,6 +52,7 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
         "hits": Overwrite([]),
         "crag_grade": None,
         "crag_action": None,
+        "web_searched": False,
         "passages": [],
         "strips": [],
         "context": [],

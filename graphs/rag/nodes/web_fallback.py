@@ -37,6 +37,7 @@ def web_search(state: RagState, config: RunnableConfig, *, resources: Resources)
         results = web.search(query, settings.max_results, settings.include_domains)
     except ProviderUnavailable as exc:
         return {
+            "web_searched": True,
             "queries_issued": [query],
             "decision": {"web_search": f"failed: {exc}", "query": query, "results": 0},
         }
@@ -49,6 +50,7 @@ def web_search(state: RagState, config: RunnableConfig, *, resources: Resources)
     replace = state.get("crag_action") == "web_search"
     kb_hits = [] if replace else hits_from_state(state.get("hits") or [])
     return {
+        "web_searched": True,
         "hits": Overwrite(hits_to_state([*kb_hits, *relevant])),
         "queries_issued": [query],
         "decision": {
