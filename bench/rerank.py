@@ -282,7 +282,10 @@ class CandidateBuilder:
         rrf_k: int = RRF_K,
         prf_passages: int = 3,
         prf_weight: float = 1.0,
+        feedback_scores: dict[str, np.ndarray] | None = None,
     ) -> list[Candidates]:
+        """Candidates of each query; with ``feedback_scores`` (a first-pass model's scores per query) the
+        pseudo-relevance feedback reads that model's top passages instead of the fusion's top."""
         out = []
         for q in query_ids:
             i = self.row[q]
@@ -298,6 +301,9 @@ class CandidateBuilder:
                 self.signals.passage_vectors[idx],
                 prf_passages=prf_passages,
                 prf_weight=prf_weight,
+                feedback_rows=None
+                if feedback_scores is None
+                else np.argsort(-feedback_scores[q], kind="stable")[:prf_passages].tolist(),
             )
             labels = np.array([qrels.get(q, {}).get(self.ds.docs[j]["_id"], 0) for j in idx])
             out.append(Candidates(q, fused, features, labels))
@@ -362,7 +368,7 @@ def compare_runs(
         out[name] = {
             "ndcg@10": round(float(report.results[name]["ndcg@10"]), 4),
             "baseline_ndcg@10": round(float(report.results[baseline]["ndcg@10"]), 4),
-            "p_value_vs_baseline": float(report.comparisons[(name, baseline)]["ndcg@10"]),
+            "p_value_vs_baseline": float(report.comparisons[(name, baseline)]["ndcg@10"]["p_value"]),
         }
     return out
 

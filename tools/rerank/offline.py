@@ -112,6 +112,10 @@ class RerankerModelFile(BaseModel):
     prf_passages: int = Field(3, ge=1, le=20, description="top fused passages whose centroid is the feedback")
     prf_weight: float = Field(1.0, ge=0.0)
     max_depth: int = Field(ge=1, le=64)
+    feedback_trees: list[TreeArrays] | None = Field(
+        None, description="a first-pass model whose top passages (instead of the fusion's) form the feedback"
+    )
+    feedback_max_depth: int | None = Field(None, ge=1, le=64)
     training: dict[str, object] = Field(
         default_factory=dict, description="provenance: data, parameters, figures"
     )
@@ -121,9 +125,11 @@ class RerankerModelFile(BaseModel):
         unknown = [n for n in self.feature_names if n not in FEATURE_INDEX]
         if unknown:
             raise ValueError(f"unknown feature names {unknown}")
-        for t, tree in enumerate(self.trees):
+        for t, tree in enumerate([*self.trees, *(self.feedback_trees or [])]):
             if max(tree.feature) >= len(self.feature_names):
                 raise ValueError(f"tree {t} uses a feature index beyond feature_names")
+        if (self.feedback_trees is None) != (self.feedback_max_depth is None):
+            raise ValueError("feedback_trees and feedback_max_depth go together")
         return self
 
 
@@ -240,15 +246,18 @@ def candidate_features(
     passage_vectors: np.ndarray,
     prf_passages: int = 3,
     prf_weight: float = 1.0,
+    feedback_rows: Sequence[int] | None = None,
 ) -> np.ndarray:
     """The (n, len(FEATURE_NAMES)) feature matrix of ``hits`` for ``query``, in FEATURE_NAMES order.
 
     ``passages`` are the (title, text) pairs the hits are judged by (already truncated), ``terms``
     their parsed terms, and ``passage_vectors`` their L2-normalised e5 vectors (rows aligned with hits).
     Features are relative to the list where scales differ between corpora (BM25) and absolute where
-    they do not (e5 cosines).
+    they do not (e5 cosines). The pseudo-relevance feedback reads ``feedback_rows`` (default: the first
+    ``prf_passages`` hits, i.e. the fusion's top).
     """
     n = len(hits)
+    feedback_set = list(feedback_rows) if feedback_rows is not None else list(range(min(prf_passages, n)))
     out = np.zeros((n, len(FEATURE_NAMES)), np.float64)
     if n == 0:
         return out
@@ -273,7 +282,7 @@ def candidate_features(
 
     # Dense similarity and pseudo-relevance feedback (Rocchio on the top fused passages).
     query_cos = passage_vectors @ query_vector
-    centroid = _unit(passage_vectors[:prf_passages].mean(axis=0))
+    centroid = _unit(passage_vectors[feedback_set].mean(axis=0))
     expanded = _unit(query_vector + prf_weight * centroid)
     expanded_cos = passage_vectors @ expanded
     out[:, col["query_cosine"]] = query_cos
@@ -306,13 +315,12 @@ def candidate_features(
         for t in p.all_terms:
             list_doc_freq[t] = list_doc_freq.get(t, 0) + 1
     rarity = {t: math.log((n + 1) / (df + 0.5)) for t, df in list_doc_freq.items()}
-    feedback_passages = terms[:prf_passages]
     feedback: dict[str, float] = {}
-    for p in feedback_passages:
-        for t in p.all_terms:
+    for row in feedback_set:
+        for t in terms[row].all_terms:
             feedback[t] = feedback.get(t, 0.0) + rarity[t]
     for i, p in enumerate(terms):
-        own = p if i < len(feedback_passages) else None
+        own = p if i in feedback_set else None
         shared = sum(feedback.get(t, 0.0) - (rarity[t] if own is not None else 0.0) for t in p.all_terms)
         total = sum(feedback.values()) - (sum(rarity[t] for t in own.all_terms) if own is not None else 0.0)
         out[i, col["prf_term_overlap"]] = shared / total if total > 0 else 0.0
@@ -371,6 +379,11 @@ class OfflineReranker(Reranker):
         self.model = load_model_file(self.model_path)
         self._columns = [FEATURE_INDEX[n] for n in self.model.feature_names]
         self._trees = TreeEnsemble(self.model.trees, self.model.max_depth)
+        self._feedback_trees = (
+            TreeEnsemble(self.model.feedback_trees, self.model.feedback_max_depth or 1)
+            if self.model.feedback_trees
+            else None
+        )
         self._embedder, self._cache = self._vector_source(settings, kb, embedder)
         self._terms: _LRU = _LRU(_TERM_CACHE_SIZE)
         self._query_vectors: _LRU = _LRU(256)
@@ -416,16 +429,19 @@ class OfflineReranker(Reranker):
         query_vector = self._query_vector(query)
         with self._lock:
             passage_vectors, _ = self._cache.embed(texts, self._embedder.embed_passages)
+        vectors = np.asarray(passage_vectors, np.float64)
         features = candidate_features(
-            query,
-            hits,
-            passages,
-            terms,
-            query_vector,
-            np.asarray(passage_vectors, np.float64),
-            prf_passages=self.model.prf_passages,
-            prf_weight=self.model.prf_weight,
-        )
+            query, hits, passages, terms, query_vector, vectors,
+            prf_passages=self.model.prf_passages, prf_weight=self.model.prf_weight,
+        )  # fmt: skip
+        if self._feedback_trees is not None:
+            # Two passes: the first model's top passages are better feedback than the fusion's top.
+            first_pass = self._feedback_trees.predict(features[:, self._columns])
+            feedback_rows = np.argsort(-first_pass, kind="stable")[: self.model.prf_passages].tolist()
+            features = candidate_features(
+                query, hits, passages, terms, query_vector, vectors,
+                prf_passages=self.model.prf_passages, prf_weight=self.model.prf_weight, feedback_rows=feedback_rows,
+            )  # fmt: skip
         raw = self._trees.predict(features[:, self._columns])
         a, b = self.model.calibration
         return 1.0 / (1.0 + np.exp(-(a * raw + b)))

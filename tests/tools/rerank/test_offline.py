@@ -271,6 +271,26 @@ def test_weights_with_a_tree_pointing_outside_itself_are_refused(tmp_path, ragpi
         OfflineReranker(load_settings(), model_path=path)
 
 
+def test_a_two_pass_model_file_reranks_with_its_first_pass_choosing_the_feedback(kb, tmp_path):
+    model = json.loads(DEFAULT_MODEL_PATH.read_text())
+    model["feedback_trees"] = model.get("feedback_trees") or model["trees"]
+    model["feedback_max_depth"] = model.get("feedback_max_depth") or model["max_depth"]
+    path = tmp_path / "two-pass.json"
+    path.write_text(json.dumps(model))
+    query, relevant, _ = QUERIES[1]
+    ranked = OfflineReranker(kb.settings, kb=kb, model_path=path).rerank(query, _search(kb, query), top_n=3)
+    assert ranked[0].doc_id == relevant
+
+
+def test_feedback_trees_without_their_depth_are_refused(tmp_path, ragpilot_home):
+    model = json.loads(DEFAULT_MODEL_PATH.read_text())
+    model["feedback_trees"], model["feedback_max_depth"] = model["trees"][:1], None
+    path = tmp_path / "weights.json"
+    path.write_text(json.dumps(model))
+    with pytest.raises(ModelAssetError, match="feedback_trees and feedback_max_depth"):
+        OfflineReranker(load_settings(), model_path=path)
+
+
 def test_tree_ensemble_walks_each_row_to_its_leaf():
     # x0 <= 0.5 ? (x1 <= 2 ? 1 : 2) : 3, plus a stump adding 10 when x1 > 5.
     tree = TreeArrays(feature=[0, 1, -1, -1, -1], threshold=[0.5, 2.0, 0, 0, 0], left=[1, 2, 2, 3, 4],
