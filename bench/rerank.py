@@ -499,6 +499,13 @@ def measure(ds: Dataset, split: str, with_ablation: bool, train_split: str | Non
     runs = first_stage_runs(ds, sig, query_ids)
     rerank_run, latencies = rerank_with_shipped_model(ds, cands, BENCH_HOME)
     runs["hybrid_rrf60+offline_rerank"] = rerank_run
+    # Robustness: legs 100 deep (what 'ragpilot eval retrieval --top-k 100' searches) vs 50 in training.
+    deep = [
+        Candidates(c.query_id, fused_list(sig.dense[builder.row[c.query_id]], sig.bm25[builder.row[c.query_id]],
+                                          leg_depth=100), c.features, c.labels)
+        for c in cands
+    ]  # fmt: skip
+    runs["hybrid_rrf60_legs100+offline_rerank"], _ = rerank_with_shipped_model(ds, deep, BENCH_HOME)
     result: dict = {
         "dataset": ds.name,
         "split": split,

@@ -270,14 +270,14 @@ def candidate_features(
     dense_missing = max((d[0] for d in dense if d), default=0) + 1
     sparse_missing = max((s[0] for s in sparse if s), default=0) + 1
     best_bm25 = max((s[1] for s in sparse if s), default=0.0) or 1.0
-    for i, hit in enumerate(hits):
-        d_rank = dense[i][0] if dense[i] else dense_missing
-        s_rank = sparse[i][0] if sparse[i] else sparse_missing
+    for i, (hit, dense_leg, sparse_leg) in enumerate(zip(hits, dense, sparse, strict=True)):
+        d_rank = dense_leg[0] if dense_leg else dense_missing
+        s_rank = sparse_leg[0] if sparse_leg else sparse_missing
         out[i, col["fused_position_log"]] = math.log1p(i)
         out[i, col["fused_score_rel"]] = hit.score / best_score
         out[i, col["dense_rank_log"]] = math.log1p(d_rank)
         out[i, col["sparse_rank_log"]] = math.log1p(s_rank)
-        out[i, col["sparse_score_rel"]] = sparse[i][1] / best_bm25 if sparse[i] else 0.0
+        out[i, col["sparse_score_rel"]] = sparse_leg[1] / best_bm25 if sparse_leg else 0.0
         out[i, col["rrf10"]] = 1.0 / (10 + d_rank) + 1.0 / (10 + s_rank)
 
     # Dense similarity and pseudo-relevance feedback (Rocchio on the top fused passages).
