@@ -40,9 +40,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from agent.settings import RerankSettings  # noqa: E402
 from tools.knowledge_base.records import Hit, LegScore  # noqa: E402
 from tools.knowledge_base.sparse import SparseEncoder  # noqa: E402
-from tools.rerank.offline import FEATURE_NAMES, PassageTerms, candidate_features  # noqa: E402
+from tools.rerank.offline import FEATURE_NAMES, PassageTerms, candidate_features, judged_passage  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data"
 BENCH_HOME = REPO / ".ragpilot-bench"
@@ -53,6 +54,7 @@ METRICS = ["ndcg@10", "recall@10", "recall@100", "mrr@10", "precision@5"]
 LEG_DEPTH = 50
 RRF_K = 60
 CANDIDATES = 30
+MAX_TOKENS = RerankSettings().max_tokens
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -268,12 +270,17 @@ class CandidateBuilder:
     def __init__(self, ds: Dataset, signals: Signals) -> None:
         self.ds, self.signals = ds, signals
         self.row = {q: i for i, q in enumerate(signals.query_ids)}
-        self._terms: dict[int, PassageTerms] = {}
+        self.index_texts = ds.index_texts()
+        self._terms: dict[tuple[str, str], PassageTerms] = {}
 
-    def terms(self, j: int) -> PassageTerms:
-        if j not in self._terms:
-            self._terms[j] = PassageTerms(self.ds.docs[j]["title"], self.ds.docs[j]["text"])
-        return self._terms[j]
+    def judged(self, query: str, j: int) -> tuple[str, str]:
+        """What the reranker reads of passage ``j`` for ``query`` (the same token budget as at run time)."""
+        return judged_passage(query, self.ds.docs[j]["title"], self.index_texts[j], MAX_TOKENS)
+
+    def terms(self, judged: tuple[str, str]) -> PassageTerms:
+        if judged not in self._terms:
+            self._terms[judged] = PassageTerms(*judged)
+        return self._terms[judged]
 
     def build(
         self,
@@ -292,11 +299,12 @@ class CandidateBuilder:
             fused = fused_list(self.signals.dense[i], self.signals.bm25[i], rrf_k=rrf_k)
             head = fused[:CANDIDATES]
             idx = [j for j, _, _ in head]
+            judged = [self.judged(self.ds.queries[q], j) for j in idx]
             features = candidate_features(
                 self.ds.queries[q],
                 to_hits(self.ds, head),
-                [(self.ds.docs[j]["title"], self.ds.docs[j]["text"]) for j in idx],
-                [self.terms(j) for j in idx],
+                judged,
+                [self.terms(p) for p in judged],
                 self.signals.query_vectors[i],
                 self.signals.passage_vectors[idx],
                 prf_passages=prf_passages,
@@ -443,7 +451,7 @@ def ablation_table(qrels, ds: Dataset, cands: Sequence[Candidates], params: dict
 
 
 def rerank_with_shipped_model(
-    ds: Dataset, cands: Sequence[Candidates], home: Path
+    ds: Dataset, cands: Sequence[Candidates], home: Path, check_skew: bool = True
 ) -> tuple[dict, list[float]]:
     """Run the shipped ``OfflineReranker`` on each query's first CANDIDATES hits; returns the run and the
     per-query rerank latency (query embedding, cache look-ups, features and trees)."""
@@ -453,6 +461,13 @@ def rerank_with_shipped_model(
     settings = load_settings(home=home)
     reranker = OfflineReranker(settings)
     run, latencies = {}, []
+    if check_skew and reranker.model.feedback_trees is None:
+        # Training and run time must compute the same features: compare on the first queries.
+        for c in cands[:20]:
+            at_run_time = reranker.features(ds.queries[c.query_id], to_hits(ds, c.fused[:CANDIDATES]))
+            if not np.allclose(at_run_time, c.features, atol=1e-5):
+                worst = int(np.abs(at_run_time - c.features).max(axis=0).argmax())
+                raise SystemExit(f"train/run-time feature skew on query {c.query_id}: {FEATURE_NAMES[worst]}")
     for c in cands:
         hits = to_hits(ds, c.fused[:CANDIDATES])
         start = time.perf_counter()
@@ -505,7 +520,9 @@ def measure(ds: Dataset, split: str, with_ablation: bool, train_split: str | Non
                                           leg_depth=100), c.features, c.labels)
         for c in cands
     ]  # fmt: skip
-    runs["hybrid_rrf60_legs100+offline_rerank"], _ = rerank_with_shipped_model(ds, deep, BENCH_HOME)
+    runs["hybrid_rrf60_legs100+offline_rerank"], _ = rerank_with_shipped_model(
+        ds, deep, BENCH_HOME, check_skew=False
+    )
     result: dict = {
         "dataset": ds.name,
         "split": split,

@@ -207,6 +207,15 @@ def truncate_passage(query: str, passage: str, max_tokens: int) -> str:
     return passage
 
 
+def judged_passage(query: str, title: str, indexed_text: str, max_tokens: int) -> tuple[str, str]:
+    """(title, body) of a passage as the reranker reads it: ``indexed_text`` (title and headings first)
+    cut so that query + passage fit in ``max_tokens``; the query is never cut."""
+    cut = truncate_passage(query, indexed_text, max_tokens)
+    if title and cut.startswith(title):
+        return title, cut[len(title) :].lstrip("\n")
+    return "", cut
+
+
 class PassageTerms:
     """The BM25 terms of a passage, split by title and sentence (what the lexical features read)."""
 
@@ -406,22 +415,20 @@ class OfflineReranker(Reranker):
         return embedder, EmbeddingCache(settings.home / "embeddings.sqlite", embedder.name, embedder.dim)
 
     def judged_passages(self, query: str, hits: Sequence[Hit]) -> list[tuple[str, str]]:
-        """The (title, body) each hit is judged by: its indexed text cut so that query + passage fit in
-        ``rerank.max_tokens`` (the query is never cut). The lexical features read exactly this; the e5
-        passage vector is the one ingest computed for the chunk (chunks are sized to e5's window)."""
-        judged = []
-        for hit in hits:
-            title = hit.chunk.title if hit.chunk is not None else hit.title
-            cut = truncate_passage(query, passage_text(hit), self.settings.rerank.max_tokens)
-            # passage_text puts the title (and headings) first, so the budget covers them too.
-            body = cut[len(title) :].lstrip("\n") if title and cut.startswith(title) else cut
-            judged.append((title if cut.startswith(title) else "", body))
-        return judged
+        """The (title, body) each hit is judged by (see ``judged_passage``). The lexical features read
+        exactly this; the e5 passage vector is the one ingest computed for the chunk (chunks are sized
+        to e5's window)."""
+        return [
+            judged_passage(query, hit.chunk.title if hit.chunk is not None else hit.title, passage_text(hit),
+                           self.settings.rerank.max_tokens)
+            for hit in hits
+        ]  # fmt: skip
 
-    def score(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
-        """Calibrated relevance probability of each hit for ``query`` (aligned with ``hits``)."""
+    def features(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
+        """The final pass's feature matrix of ``hits`` (FEATURE_NAMES order; for inspection and the bench's
+        check that training and run time compute the same numbers)."""
         if not hits:
-            return np.zeros(0)
+            return np.zeros((0, len(FEATURE_NAMES)))
         passages = self.judged_passages(query, hits)
         terms = [self._passage_terms(title, body) for title, body in passages]
         # The cache key is the full indexed text: ingest embedded exactly that.
@@ -442,7 +449,13 @@ class OfflineReranker(Reranker):
                 query, hits, passages, terms, query_vector, vectors,
                 prf_passages=self.model.prf_passages, prf_weight=self.model.prf_weight, feedback_rows=feedback_rows,
             )  # fmt: skip
-        raw = self._trees.predict(features[:, self._columns])
+        return features
+
+    def score(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
+        """Calibrated relevance probability of each hit for ``query`` (aligned with ``hits``)."""
+        if not hits:
+            return np.zeros(0)
+        raw = self._trees.predict(self.features(query, hits)[:, self._columns])
         a, b = self.model.calibration
         return 1.0 / (1.0 + np.exp(-(a * raw + b)))
 
