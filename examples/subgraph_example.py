@@ -37,6 +37,7 @@ class TicketState(TypedDict, total=False):
     ticket: str
     question: str
     answer: str
+    citations: list[dict[str, Any]]  # ragpilot's citation objects, kept for the desk's ticket view
     sources: list[str]
     escalate: bool
     reply: str
@@ -67,6 +68,7 @@ def make_ragpilot_node(rag_graph: Any) -> Any:
             sources.append(f"[{citation['n']}] {where}")
         return {
             "answer": rag_output.get("answer", ""),
+            "citations": list(rag_output.get("citations") or []),
             "sources": sources,
             "escalate": bool(rag_output.get("refused")),
         }

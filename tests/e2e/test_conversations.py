@@ -57,7 +57,7 @@ def test_chinese_follow_up_resolves_its_pronoun_from_the_previous_turn(samples_h
 
 @pytest.mark.llm
 def test_english_follow_up_answered_from_history_and_traced(samples_home: Path, tmp_path: Path) -> None:
-    first, _ = ask_json(samples_home, "How many days of paid annual leave do employees get?", "en-thread")
+    first, _ = ask_json(samples_home, "How many days of paid annual leave do Northwind employees get?", "en-thread")
     assert "25" in first["answer"] and not first["refused"]
 
     # "them" are the annual-leave days of the first turn. This turn also runs with --trace --json.
@@ -83,6 +83,6 @@ def test_english_follow_up_answered_from_history_and_traced(samples_home: Path, 
 
     thread = json.loads(ragpilot(samples_home, "threads", "show", "en-thread", "--json").stdout)
     assert [t["question"] for t in thread["turns"]] == [
-        "How many days of paid annual leave do employees get?",
+        "How many days of paid annual leave do Northwind employees get?",
         "And how many of them can be carried over?",
     ]

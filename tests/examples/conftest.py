@@ -41,7 +41,7 @@ def example_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     docs = home.parent / f"{home.name}-docs"
     docs.mkdir()
     (docs / "leave-policy.md").write_text(POLICY, encoding="utf-8")
-    settings = load_settings(home=home, rerank={"provider": "none"})
+    settings = load_settings(home=home)  # the offline defaults, reranker included
     report = ingest([docs], settings, progress=False)
     assert report.added == 1, report
     return settings

@@ -56,8 +56,10 @@ def test_support_desk_answers_a_ticket_through_the_ragpilot_subgraph(
     assert result["question"] == "How many days of paid sick leave do employees get per year?"
     assert not result["escalate"]
     assert "12" in result["answer"]
-    assert result["sources"] and "Leave policy of Example Corp" in result["sources"][0]
-    assert result["reply"].startswith("Thanks for your message.") and "12" in result["reply"]
+    # RagOutput's citations map onto the desk's source lines, one each, in order.
+    assert [s.split("]")[0] for s in result["sources"]] == [f"[{c['n']}" for c in result["citations"]]
+    assert all(c["source"].endswith("leave-policy.md") for c in result["citations"])
+    assert result["reply"].startswith("Thanks for your message.") and result["answer"] in result["reply"]
 
 
 @pytest.mark.llm
