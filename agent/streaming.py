@@ -18,14 +18,19 @@ import time
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessageChunk, BaseMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import StreamMode
 from pydantic import BaseModel
 
 from agent.answer import Answer
 from agent.tracing.events import GraphTopology, StepEvent
 from agent.tracing.recorder import TraceRecorder, TraceSink
+
+if TYPE_CHECKING:
+    from agent.agent import Agent
 
 # Nodes whose model output is the answer text the user reads (the others emit JSON verdicts).
 ANSWER_NODES = frozenset({"generate_answer", "regenerate_answer", "generate_direct"})
@@ -74,7 +79,7 @@ def _message_text(message: BaseMessage) -> str:
 
 
 def stream_answer(
-    agent: Any,
+    agent: Agent,
     question: str,
     *,
     thread_id: str | None = None,
@@ -97,7 +102,9 @@ def stream_answer(
     graph_input, config = agent.run_request(
         question, thread_id=thread_id, groups=groups, route=route, run_id=run_id
     )
-    modes = ["updates", "values", *(["messages"] if tokens else [])]
+    modes: list[StreamMode] = ["updates", "values"]
+    if tokens:
+        modes.append("messages")
     started = time.perf_counter()
     with TraceRecorder(
         settings.traces_dir if store_trace else None,
@@ -109,6 +116,7 @@ def stream_answer(
     ) as recorder:
         final_state: dict[str, Any] = {}
         attempt, current_message_id = 0, None
+        chunk: Any  # (mode, chunk) pairs: the chunk's type depends on the mode
         for mode, chunk in graph.stream(graph_input, config, stream_mode=modes):
             if mode == "updates":
                 for event in recorder.observe_update(chunk):
@@ -129,7 +137,7 @@ def stream_answer(
             final_state, run_id=run_id, total_ms=(time.perf_counter() - started) * 1000.0, thread_id=thread_id
         )
         recorder.finish(answer)
-    if thread_id and graph.checkpointer is not None:
+    if thread_id and isinstance(graph.checkpointer, BaseCheckpointSaver):
         # Each turn saves a full snapshot per step; keep only the latest few so threads stay small.
         from agent.threads import ThreadStore
 
@@ -137,7 +145,7 @@ def stream_answer(
     yield FinalAnswer(answer=answer)
 
 
-def run_to_answer(agent: Any, question: str, **options: Any) -> Answer:
+def run_to_answer(agent: Agent, question: str, **options: Any) -> Answer:
     """Consume ``stream_answer`` and return the answer (the run is traced like any streamed run)."""
     answer: Answer | None = None
     for event in stream_answer(agent, question, tokens=False, **options):
@@ -148,7 +156,7 @@ def run_to_answer(agent: Any, question: str, **options: Any) -> Answer:
 
 
 def ask_traced(
-    agent: Any, question: str, *, trace: bool = False, as_json: bool = False, **options: Any
+    agent: Agent, question: str, *, trace: bool = False, as_json: bool = False, **options: Any
 ) -> Answer:
     """The CLI's ask: the run is stored like every run; with ``trace`` its steps are printed live, as a
     tree, or (with ``as_json``) as one JSON line per step. The caller prints the answer itself."""
