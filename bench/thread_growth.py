@@ -28,10 +28,10 @@ from agent.threads import ThreadStore  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 
 CONVERSATION = [
-    "How many days of paid annual leave do employees get?",
+    "How many days of paid annual leave do Northwind employees get?",
     "And how many of them can be carried over?",
     "When do the carried-over days expire?",
-    "How many days of sick leave do employees get?",
+    "How many days of sick leave do Northwind employees get?",
     "From which day is a medical certificate required?",
     "What about parental leave for the primary caregiver?",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -136,7 +137,7 @@ def test_ask_answers_with_citations_and_the_thread_is_the_callers_own(api: Runni
         )
         assert response.status_code == 200, response.text
         answer = response.json()
-        assert "40" in answer["answer"] and not answer["refused"]
+        assert re.search(r"(?<![\d.])40(?![\d.])", answer["answer"]) and not answer["refused"]
         assert answer["thread_id"] == "falcon-1"
         assert any(c["source"].endswith("falcon.md") for c in answer["citations"])
 
@@ -194,4 +195,5 @@ def test_a_key_never_retrieves_another_teams_document(api: RunningApi) -> None:
 
     with api.client(KEY_B) as client:  # the owner of the document is answered from it
         answer_b = client.post("/ask", json={"question": "What is the budget of Project Heron?"}).json()
-    assert "3" in answer_b["answer"] and any(c["source"].endswith("heron.md") for c in answer_b["citations"])
+    assert re.search(r"(?<![\d.])3(?![\d.])", answer_b["answer"]) and "million" in answer_b["answer"]
+    assert any(c["source"].endswith("heron.md") for c in answer_b["citations"])
