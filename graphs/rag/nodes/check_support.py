@@ -2,7 +2,10 @@
 
 Each answer sentence is judged against the passages the answer cites (fully / partially / not
 supported), and the answer as a whole is judged on whether it answers the question. A malformed
-judgement (``StructuredOutputError``) leaves every sentence 'unchecked' — never 'supported'.
+judgement (``StructuredOutputError``) leaves every sentence 'unchecked' — never 'supported'. A sentence
+that cites no passage is 'not' supported whatever the judge says: IsSup checks a sentence against the
+passages it cites, and an uncited claim has none (the small local judge would otherwise wave a fluent
+hallucination through).
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ def judgement_prompt(state: RagState) -> tuple[str, str, list[SupportVerdict]]:
     return load_prompt("check_support"), user, pending
 
 
+def mark_uncited_unsupported(verdicts: list[SupportVerdict]) -> None:
+    for verdict in verdicts:
+        if not verdict.citations:
+            verdict.verdict = "not"
+
+
 @records_step("check_support")
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user, verdicts = judgement_prompt(state)
@@ -60,6 +69,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         },
     }
     if judgement is None:
+        mark_uncited_unsupported(verdicts)
         return {
             "support": [v.model_dump() for v in verdicts],
             "answers_question": None,
@@ -69,6 +79,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     for i, verdict in enumerate(verdicts, start=1):
         if i in by_number:
             verdict.verdict = by_number[i]
+    mark_uncited_unsupported(verdicts)
     return {
         "support": [v.model_dump() for v in verdicts],
         "answers_question": judgement.answers_question,
