@@ -40,14 +40,18 @@ def latency_summary(seconds: list[float]) -> dict[str, float]:
     }
 
 
-def run_classifier(classifier: Any, questions: list[LabelledQuestion]) -> dict[str, Any]:
+def run_classifier(
+    classifier: Any, questions: list[LabelledQuestion], verbose: bool = False
+) -> dict[str, Any]:
     """Classify every question, timing each call; scores plus latency."""
     predicted, seconds = [], []
-    for item in questions:
+    for n, item in enumerate(questions, start=1):
         started = time.perf_counter()
         decision = classifier.classify(item.question)
         seconds.append(time.perf_counter() - started)
         predicted.append(decision.route)
+        if verbose:
+            print(f"  {n}/{len(questions)} {seconds[-1]:.1f} s  {item.route} -> {decision.route}", flush=True)
     result = scores([q.route for q in questions], predicted, [q.source for q in questions])
     result["latency"] = latency_summary(seconds)
     return result
@@ -102,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         sample = stratified_sample(test, args.llm_sample)
         llm = LLMComplexityClassifier(get_chat_model(load_settings()))
         llm.classify("warm-up: hello")  # model load outside the timings
-        llm_result = run_classifier(llm, sample)
+        llm_result = run_classifier(llm, sample, verbose=True)
         local_on_sample = run_classifier(local, sample)
         choice = "local" if accuracy_per_ms(local_on_sample) >= accuracy_per_ms(llm_result) else "llm"
         report["sample"] = {"questions": len(sample), "per_source": args.llm_sample}
