@@ -334,31 +334,39 @@ def sweep_fusion(
 
 
 def describe_run(report: RetrievalReport) -> str:
+    """A run name without spaces (TREC run files are whitespace-separated)."""
     name = f"{report.mode}"
     if report.mode == "hybrid":
-        name += f" k={report.rrf_k} w={report.dense_weight:g}/{report.sparse_weight:g}"
+        name += f"-k{report.rrf_k}-w{report.dense_weight:g}:{report.sparse_weight:g}"
     if report.rerank != "none":
-        name += f" +{report.rerank.split()[0]}"
+        name += f"+{report.rerank.split()[0]}"
     return name
+
+
+def _run_kind(path: Path) -> str:
+    return "trec" if path.suffix in (".trec", ".txt") else "json"
 
 
 def save_run(run: Any, path: Path) -> Path:
     """Save a run as TREC (``.trec``/``.txt``) or ranx JSON (anything else), for later comparisons."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    run.save(str(path), kind="trec" if path.suffix in (".trec", ".txt") else "json")
+    run.name = "_".join(str(run.name or path.stem).split())
+    run.save(str(path), kind=_run_kind(path))
     return path
 
 
 def load_run(path: Path, name: str | None = None) -> Any:
+    """A run saved by ``save_run``; a missing or unreadable file is a ConfigError naming it."""
     from ranx import Run
 
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such run file")
-    return Run.from_file(
-        str(path), kind="trec" if path.suffix in (".trec", ".txt") else "json", name=name or path.stem
-    )
+    try:
+        return Run.from_file(str(path), kind=_run_kind(path), name=name or path.stem)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: not a {_run_kind(path).upper()} run file ({exc})") from None
 
 
 def compare_runs(

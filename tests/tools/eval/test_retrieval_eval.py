@@ -164,19 +164,24 @@ def test_chunk_hits_are_aggregated_to_documents_by_their_best_position():
 def test_runs_can_be_saved_reloaded_and_compared_with_a_paired_test(beir_dir, home, tmp_path):
     settings = eval_settings(load_beir(beir_dir, "test"), home)
     paths = {}
-    for mode in ("sparse", "dense"):
-        _, run = run_retrieval_eval(
-            RetrievalEvalConfig(beir_dir=beir_dir, mode=mode, top_k=10), settings, progress=False
-        )
+    for mode in ("sparse", "hybrid"):
+        # A hybrid run's name carries its knobs; the TREC file must still read back.
+        config = RetrievalEvalConfig(beir_dir=beir_dir, mode=mode, top_k=10, rrf_k=5)
+        _, run = run_retrieval_eval(config, settings, progress=False)
         paths[mode] = save_run(run, tmp_path / f"{mode}.trec")
+    assert load_run(paths["hybrid"]).name == "hybrid"
     assert set(load_run(paths["sparse"]).keys()) == set(TEST_QUERIES)
     for stat_test in ("student", "fisher"):
         report = compare_runs(beir_dir, "test", paths, stat_test=stat_test)
         table = report.to_dict()
-        assert set(table["model_names"]) == {"sparse", "dense"}
-        p_value = table["sparse"]["comparisons"]["dense"]["ndcg@10"]
+        assert set(table["model_names"]) == {"sparse", "hybrid"}
+        p_value = table["sparse"]["comparisons"]["hybrid"]["ndcg@10"]
         assert p_value != p_value or 0.0 <= p_value <= 1.0  # NaN when the runs tie on every query
         assert table["stat_test"] == stat_test
+    garbage = tmp_path / "garbage.trec"
+    garbage.write_text("q1 Q0 d1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="garbage.trec"):
+        load_run(garbage)
 
 
 def test_cli_prints_one_json_object_and_respects_the_query_limit(beir_dir, home, tmp_path, monkeypatch):
