@@ -34,13 +34,18 @@ class ChunkingSettings(BaseModel):
     contextual_llm_sentence: bool = Field(
         False, description="prefix each chunk with an LLM-written context sentence (slow on the local LLM)"
     )
-    llm_summaries: bool = Field(False, description="LLM-written document summaries instead of extractive ones")
+    llm_summaries: bool = Field(
+        False, description="LLM-written document summaries instead of extractive ones"
+    )
 
     @model_validator(mode="after")
     def _overlap_smaller_than_chunk(self) -> ChunkingSettings:
         if self.overlap_tokens >= self.chunk_tokens:
             raise ValueError("chunking.overlap_tokens must be smaller than chunking.chunk_tokens")
-        if sorted(self.hierarchy_tokens, reverse=True) != self.hierarchy_tokens or len(self.hierarchy_tokens) < 2:
+        if (
+            sorted(self.hierarchy_tokens, reverse=True) != self.hierarchy_tokens
+            or len(self.hierarchy_tokens) < 2
+        ):
             raise ValueError("chunking.hierarchy_tokens must list at least two sizes, largest first")
         return self
 
@@ -60,8 +65,12 @@ class EmbedderSettings(BaseModel):
     provider: Literal["local", "openai"] = "local"
     model: str = Field("multilingual-e5-small", description="model name for the OpenAI provider")
     num_threads: int = Field(2, ge=1, le=64)
-    dim: int | None = Field(None, description="vector size; required only for OpenAI models other than text-embedding-3-*")
-    base_url: str | None = Field(None, description="OpenAI-compatible embeddings endpoint; unset = openai_base_url")
+    dim: int | None = Field(
+        None, description="vector size; required only for OpenAI models other than text-embedding-3-*"
+    )
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible embeddings endpoint; unset = openai_base_url"
+    )
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
 
@@ -86,7 +95,9 @@ class LLMSettings(BaseModel):
 class RerankSettings(BaseModel):
     provider: Literal["auto", "offline", "cross_encoder", "cohere", "none"] = "auto"
     cohere_model: str = "rerank-v3.5"
-    cross_encoder_path: Path | None = Field(None, description="a sentence-transformers cross-encoder directory")
+    cross_encoder_path: Path | None = Field(
+        None, description="a sentence-transformers cross-encoder directory"
+    )
     candidates: int = Field(30, ge=1, le=1000, description="how many fused hits the reranker sees")
     threshold: float | None = Field(None, description="drop hits scoring below this after rerank")
     max_tokens: int = Field(512, ge=32, le=8192, description="query + passage token budget per pair")
@@ -140,6 +151,13 @@ class GraphSettings(BaseModel):
     # misgrades 1.7% of answerable questions. Re-run it when the reranker or its weights change.
     crag_upper: float = Field(0.54, description="a passage scoring above this makes retrieval 'correct'")
     crag_lower: float = Field(0.28, description="all passages below this make retrieval 'incorrect'")
+    crag_min_kept: int = Field(
+        2,
+        ge=1,
+        le=20,
+        description="unless retrieval is graded 'incorrect', the best this many passages are kept even "
+        "below crag_lower (the second entity of a comparison question scores lower than the first)",
+    )
     multi_queries: int = Field(3, ge=2, le=5)
     direct_min_confidence: float = Field(
         0.6, ge=0.0, le=1.0, description="a 'direct' route below this classifier confidence retrieves instead"
@@ -190,7 +208,9 @@ class Settings(BaseSettings):
         description="where assembled local model files are cached; default <home>/models. Share it "
         "between data directories so the 1.1 GB GGUF is assembled once per machine",
     )
-    user_groups: list[str] = Field(default_factory=lambda: ["public"], description="ACL groups of the local user")
+    user_groups: list[str] = Field(
+        default_factory=lambda: ["public"], description="ACL groups of the local user"
+    )
 
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
@@ -206,15 +226,21 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     # Keys under the providers' conventional names, so an existing environment just works.
-    openai_api_key: str | None = Field(None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY"))
+    openai_api_key: str | None = Field(
+        None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
+    )
     openai_base_url: str | None = Field(
         None, validation_alias=AliasChoices("openai_base_url", "OPENAI_BASE_URL")
     )
-    cohere_api_key: str | None = Field(None, validation_alias=AliasChoices("cohere_api_key", "COHERE_API_KEY"))
+    cohere_api_key: str | None = Field(
+        None, validation_alias=AliasChoices("cohere_api_key", "COHERE_API_KEY")
+    )
     cohere_base_url: str | None = Field(
         None, validation_alias=AliasChoices("cohere_base_url", "CO_API_URL", "COHERE_BASE_URL")
     )
-    tavily_api_key: str | None = Field(None, validation_alias=AliasChoices("tavily_api_key", "TAVILY_API_KEY"))
+    tavily_api_key: str | None = Field(
+        None, validation_alias=AliasChoices("tavily_api_key", "TAVILY_API_KEY")
+    )
     tavily_base_url: str | None = Field(
         None, validation_alias=AliasChoices("tavily_base_url", "TAVILY_BASE_URL")
     )

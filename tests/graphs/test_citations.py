@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences, normalise_citations
+from graphs.rag.nodes._citations import (
+    answer_sentences,
+    attribute_uncited,
+    cited_numbers,
+    join_sentences,
+    normalise_citations,
+)
 from graphs.rag.nodes.finalize_answer import citations_for
+from tools.knowledge_base.sparse import tokenize
 
 
 def test_markers_after_the_full_stop_belong_to_the_sentence_before() -> None:
@@ -42,3 +49,27 @@ def test_citations_resolve_to_passage_metadata_in_order_of_first_use() -> None:
         (2, "w", None, "https://example.org"),
         (1, "a::c0", 3, None),
     ]
+
+
+def test_an_uncited_sentence_is_attributed_to_the_passage_holding_its_words() -> None:
+    passages = {
+        1: "Edward Davis Wood Jr. was an American filmmaker, actor and writer.",
+        2: "Scott Derrickson is an American director and producer.",
+    }
+    text, added = attribute_uncited(
+        "Ed Wood was an American filmmaker. Derrickson is a director [2].", passages, tokenize
+    )
+    assert text == "Ed Wood was an American filmmaker. [1] Derrickson is a director [2]."
+    assert added == [{"sentence": "Ed Wood was an American filmmaker.", "passage": 1, "overlap": 0.75}]
+
+
+def test_chinese_sentences_are_attributed_by_character_bigrams() -> None:
+    passages = {1: "2013年3月，作为壮族代表，马飚当选为第十二届全国政协副主席。", 2: "楚昭辅，北宋初年大臣。"}
+    text, added = attribute_uncited("2013年3月，马飚担任第十二届全国政协副主席。", passages, tokenize)
+    assert text.endswith("[1]") and added[0]["passage"] == 1
+
+
+def test_a_sentence_matching_no_passage_stays_uncited() -> None:
+    passages = {1: "The handbook grants 25 days of annual leave."}
+    text, added = attribute_uncited("The moon is made of cheese.", passages, tokenize)
+    assert (text, added) == ("The moon is made of cheese.", [])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from tools.knowledge_base.text_units import split_sentences
@@ -67,3 +67,47 @@ def join_sentences(sentences: list[str]) -> str:
             out += " "
         out += sentence
     return out
+
+
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+
+
+def _units(text: str, tokenize: Callable[[str], list[str]]) -> set[str]:
+    """Words of the Latin text and character bigrams of the Chinese (word segmentation of a short
+    sentence and of its source passage disagree too often to compare their words)."""
+    units = {t for t in tokenize(_CJK_RUN.sub(" ", text))}
+    for run in _CJK_RUN.findall(text):
+        units.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+    return units
+
+
+# A sentence is attributed to a passage when at least this share of its content words are in it.
+ATTRIBUTION_MIN_OVERLAP = 0.6
+
+
+def attribute_uncited(
+    text: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
+) -> tuple[str, list[dict[str, object]]]:
+    """Cite the best-matching passage after each sentence the model left uncited (small models drop
+    markers, above all in Chinese): the passage holding the largest share of the sentence's words,
+    when that share reaches ``ATTRIBUTION_MIN_OVERLAP``. Returns the text and what was added; a
+    sentence matching no passage well stays uncited (and IsSup calls it unsupported)."""
+    sentences = answer_sentences(text)
+    if not passages or all(s.citations for s in sentences):
+        return text, []
+    vocabularies = {n: _units(body, tokenize) for n, body in passages.items()}
+    added: list[dict[str, object]] = []
+    rewritten: list[str] = []
+    for sentence in sentences:
+        words = _units(_CITATION.sub("", sentence.text), tokenize)
+        if not sentence.citations and words:
+            n, share = max(
+                ((n, len(words & vocabulary) / len(words)) for n, vocabulary in vocabularies.items()),
+                key=lambda pair: pair[1],
+            )
+            if share >= ATTRIBUTION_MIN_OVERLAP:
+                rewritten.append(f"{sentence.text} [{n}]")
+                added.append({"sentence": sentence.text[:120], "passage": n, "overlap": round(share, 2)})
+                continue
+        rewritten.append(sentence.text)
+    return (join_sentences(rewritten), added) if added else (text, [])

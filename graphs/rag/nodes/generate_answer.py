@@ -7,13 +7,19 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.rag.nodes._citations import answer_sentences, cited_numbers, normalise_citations
+from graphs.rag.nodes._citations import (
+    answer_sentences,
+    attribute_uncited,
+    cited_numbers,
+    normalise_citations,
+)
 from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._passages import format_passages, language_name
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
+from tools.knowledge_base.sparse import tokenize
 
 NOT_FOUND = "NOT_FOUND"
 _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
@@ -22,7 +28,9 @@ _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
     """(system, user) messages for the generator: passages delimited as data, then the question."""
     system = load_prompt("generate_answer")
+    # The question comes before the passages as well as after: a small model reads them for it.
     user = (
+        f"Question: {state['standalone_question']}\n\n"
         f"{format_passages(state.get('context') or [])}\n\n"
         f"Question: {state['standalone_question']}\n"
         f"Answer language: {language_name(state.get('language', 'en'))}"
@@ -37,9 +45,11 @@ def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
 
 
 def _draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
-    valid = {p["n"] for p in state.get("context") or []}
+    context = state.get("context") or []
+    valid = {p["n"] for p in context}
     refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
     draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
+    draft, attributed = attribute_uncited(draft, {p["n"]: p["text"] for p in context}, tokenize)
     sentences = answer_sentences(draft)
     decision = {
         "context_passages": len(valid),
@@ -47,6 +57,7 @@ def _draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -
         "sentences": len(sentences),
         "uncited_sentences": sum(1 for s in sentences if not s.citations),
         "citations": cited_numbers(draft),
+        "citations_attributed": attributed,
         **extra_decision,
     }
     return {"answer_draft": draft, "generator_refused": refused, "decision": decision}

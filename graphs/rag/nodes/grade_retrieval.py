@@ -6,7 +6,9 @@ incorrect : every passage scores below ``graph.crag_lower``     → web search; 
                                                                   (``graph.max_crag_retries``), then refuse
 ambiguous : otherwise                                           → refine, plus web search when available
 
-Passages below ``crag_lower`` are dropped here (Self-RAG's IsRel: they never reach the prompt).
+Passages below ``crag_lower`` are dropped here (Self-RAG's IsRel: they never reach the prompt), except
+the best ``graph.crag_min_kept`` of a retrieval not graded 'incorrect': a question about two things
+("were A and B of the same nationality?") scores B's passage lower than A's, yet needs both.
 A pass-through reranker ('none') gives fusion scores on another scale, so every grade is 'ambiguous'.
 """
 
@@ -22,6 +24,7 @@ from graphs.rag.nodes._passages import hits_from_state, hits_to_state
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import CragAction, CragGrade, RagState
+from tools.knowledge_base.records import Hit
 
 
 def grade_passages(scores: Sequence[float | None], upper: float, lower: float) -> CragGrade:
@@ -49,6 +52,17 @@ def crag_action(
     return "retry_kb" if crag_retries < max_crag_retries else "refuse"
 
 
+def kept_passages(
+    hits: Sequence[Hit], scores: Sequence[float | None], lower: float, min_kept: int
+) -> list[Hit]:
+    """Hits scoring at least ``lower`` (or unscored), plus the ``min_kept`` best-scored, in hit order."""
+    by_score = sorted(range(len(hits)), key=lambda i: -(scores[i] or 0.0))
+    floor = set(by_score[:min_kept])
+    return [
+        h for i, (h, s) in enumerate(zip(hits, scores, strict=True)) if s is None or s >= lower or i in floor
+    ]
+
+
 @records_step("grade_retrieval")
 def grade_retrieval(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     settings = resources.settings.graph
@@ -60,7 +74,9 @@ def grade_retrieval(state: RagState, config: RunnableConfig, *, resources: Resou
     web_available = resources.web is not None and not state.get("web_searched")
     retries = state.get("crag_retries", 0)
     action = crag_action(grade, web_available, retries, settings.max_crag_retries)
-    kept = [h for h, s in zip(hits, scores, strict=True) if s is None or s >= settings.crag_lower]
+    kept = kept_passages(
+        hits, scores, settings.crag_lower, 0 if grade == "incorrect" else settings.crag_min_kept
+    )
     decision: dict[str, Any] = {
         "grade": grade,
         "action": action,

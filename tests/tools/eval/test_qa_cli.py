@@ -33,7 +33,8 @@ def _check_complete(report: dict) -> None:
     assert sum(stats["questions"] for stats in report["routes"].values()) == 2
     for result in report["results"]:
         assert result["answer"].strip()
-        assert result["llm_calls"] >= 1 and result["total_ms"] > 0
+        assert result["total_ms"] > 0
+        assert result["llm_calls"] >= 1 or result["refused"]  # a refusal may come before any LLM call
 
 
 def test_hotpot_single_route_retrieves_the_supporting_titles(tmp_path: Path):
