@@ -75,6 +75,28 @@ def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None
     assert [c["chunk_id"] for c in state["citations"]] == ["projects::c1"]
 
 
+def test_ircot_goes_on_until_the_answer_is_stated_not_when_the_model_only_claims_it(make_graph) -> None:
+    thoughts = iter(
+        [
+            # The small model often claims the answer after the first hop of a bridge question.
+            '{"thought": "The Aurora project is led by Maria Chen.", "answer_found": true}',
+            '{"thought": "Maria Chen was born in Lisbon. So the answer is: Lisbon.", "answer_found": true}',
+        ]
+    )
+    llm = ScriptedChatModel(
+        replies={
+            "ircot_reason": lambda messages: next(thoughts),
+            "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
+            "check_support": ALL_FULLY,
+        }
+    )
+    graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))
+    state = run_turn(graph, "Where was the leader of the Aurora project born?")
+    assert state["ircot_steps"] == 2 and state["reasoning"][-1].endswith("So the answer is: Lisbon.")
+    first = [entry for entry in state["steps"] if entry["node"] == "ircot_reason"][0]["decision"]
+    assert first["states_answer"] is False and "one more step" in first["note"]
+
+
 def test_a_forced_route_overrides_the_classifier(make_graph) -> None:
     llm = ScriptedChatModel(replies={"generate_direct": "4"})
     graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))

@@ -3,10 +3,15 @@
 The model sees the question, the passages gathered so far and its reasoning so far, and writes the next
 sentence; that sentence becomes the next search query. ``ircot_steps`` counts reasoning calls and is
 bounded by ``graph.max_ircot_steps``; a sentence that repeats an earlier one also ends the loop.
+
+The loop ends when the sentence states the answer ("So the answer is: ..."), IRCoT's own rule, not
+when the model merely sets ``answer_found``: the small local model claims it after the first hop of a
+bridge question, answering from the wrong entity.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -22,6 +27,7 @@ from prompts import load_prompt
 IRCOT_PASSAGES = 8
 IRCOT_PASSAGE_CHARS = 2400  # shared by the passages shown at one step (the local model has 4k tokens)
 THOUGHT_MAX_CHARS = 400
+_STATES_ANSWER = re.compile(r"\banswer is\b|答案是|答案为", re.IGNORECASE)
 
 
 class ReasoningStep(BaseModel):
@@ -55,8 +61,11 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
         return {"ircot_steps": counter, "reasoning_done": True, "decision": decision}
     thought = " ".join(step.thought.split())[:THOUGHT_MAX_CHARS]
     repeated = thought.lower() in {r.lower() for r in reasoning}
-    done = step.answer_found or not thought or repeated
-    decision.update(thought=thought, answer_found=step.answer_found)
+    states_answer = bool(_STATES_ANSWER.search(thought))
+    done = states_answer or not thought or repeated
+    decision.update(thought=thought, answer_found=step.answer_found, states_answer=states_answer)
+    if step.answer_found and not states_answer:
+        decision["note"] = "answer_found claimed without stating the answer: one more step"
     if repeated:
         decision["stop"] = "the reasoning repeated itself"
     elif done:
