@@ -2,7 +2,8 @@
 # One command, fresh machine: install (with dev tools), lint, and run the test suite on the real local models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh dev
+# The cross-encoder extra (CPU torch, ~50 s from the registry) is installed so its reranker's real tests run.
+bash scripts/setup.sh dev,cross-encoder
 # The HTML trace page is checked in headless Chromium (Debian's package); install it where we can.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
