@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,12 @@ SYNTHETIC_CHUNKS_PER_DOC = 1000  # one commit per 1,000 chunks keeps the build f
 
 
 def measure(kb: KnowledgeBase, queries: list[str], groups: list[str]) -> dict[str, Any]:
-    """Per query: encode (embedding + BM25 query) then search; both timings, p50/p95."""
+    """Per query: encode (embedding + BM25 query) then search; both timings, p50/p95. The single legs
+    (dense only, BM25 only) are timed too, on the same precomputed vectors, to show where time goes."""
+    load_before = os.getloadavg()[0]
     template = SearchRequest(queries=["-"], mode="hybrid")
     with_embedding, without_embedding, hits_returned = [], [], []
+    leg_times: dict[str, list[float]] = {"dense": [], "sparse": []}
     for i, text in enumerate(queries):
         search = template.model_copy(update={"queries": [text]}).resolved(kb.settings.search)
         started = time.perf_counter()
@@ -61,7 +65,13 @@ def measure(kb: KnowledgeBase, queries: list[str], groups: list[str]) -> dict[st
         encoded_at = time.perf_counter()
         hits = search_encoded(search, kb, groups, encoded)
         finished = time.perf_counter()
+        for leg in leg_times:
+            leg_started = time.perf_counter()
+            search_encoded(replace(search, mode=leg), kb, groups, encoded)
+            leg_times[leg].append(time.perf_counter() - leg_started)
         if i < WARMUP_QUERIES:
+            for leg in leg_times:
+                leg_times[leg].pop()
             continue
         with_embedding.append(finished - started)
         without_embedding.append(finished - encoded_at)
@@ -77,6 +87,9 @@ def measure(kb: KnowledgeBase, queries: list[str], groups: list[str]) -> dict[st
         "mean_hits": float(np.mean(hits_returned)) if hits_returned else 0.0,
         "without_embedding": LatencyStats.of(without_embedding).model_dump(),
         "with_embedding": LatencyStats.of(with_embedding).model_dump(),
+        "dense_leg_only": LatencyStats.of(leg_times["dense"]).model_dump(),
+        "sparse_leg_only": LatencyStats.of(leg_times["sparse"]).model_dump(),
+        "load_avg_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
 
 
@@ -216,7 +229,7 @@ def main() -> None:
     args = parser.parse_args()
 
     beir = load_beir(args.beir, "test")
-    queries = list(beir.queries.values())[: args.queries + WARMUP_QUERIES]
+    queries = list(beir.queries.values())[: args.queries]
     results = []
     if not args.skip_scifact:
         results.append(bench_scifact(args.beir, args.home, queries))
@@ -228,8 +241,9 @@ def main() -> None:
         "benchmark": "hybrid search latency",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg": os.getloadavg()},
         "notes": "without_embedding = store query + fusion + hit building (dense and BM25 query vectors precomputed); "
-        "with_embedding adds the e5 query embedding and BM25 query encoding. No HNSW optimisation (exact search). Shared 2-core machine: loads from other "
-        "jobs inflate the figures.",
+        "with_embedding adds the e5 query embedding and BM25 query encoding; dense_leg_only / sparse_leg_only "
+        "time one leg alone on the same vectors. No HNSW optimisation (exact search). Shared 2-core machine: "
+        "load_avg_1min (before, after) shows how busy it was; other jobs inflate every figure.",
         "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
