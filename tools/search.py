@@ -97,15 +97,22 @@ class EncodedQueries:
     sparse: list[SparseVec] | None
 
 
+PUBLIC_GROUP = (
+    "public"  # every caller reads it; ``knowledge_base.default_acl`` gives it to unmarked documents
+)
+
+
 def require_groups(groups: Sequence[str] | str | None) -> list[str]:
-    """The caller's ACL groups as a clean list; empty or blank groups are a ConfigError, never 'no filter'."""
+    """The caller's ACL groups as a clean list, plus ``public`` (documents ingested without an ACL are
+    everybody's: a manager asking with ``--group management`` still reads the handbook). Empty or blank
+    groups are a ConfigError, never 'no filter'."""
     if isinstance(groups, str):
         # A bare string would otherwise be split into one-letter groups.
         raise ConfigError(f"user_groups must be a list of group names, got the string {groups!r}")
     cleaned = [g for g in (groups or []) if isinstance(g, str) and g.strip()]
     if not groups or len(cleaned) != len(groups):
         raise ConfigError("user_groups is empty or has blank names: a search needs the caller's ACL groups")
-    return list(dict.fromkeys(cleaned))
+    return list(dict.fromkeys([*cleaned, PUBLIC_GROUP]))
 
 
 def access_filter(

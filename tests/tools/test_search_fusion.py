@@ -99,13 +99,18 @@ def test_missing_or_malformed_groups_are_an_error_never_no_filter(groups):
 def test_access_filter_ands_the_acl_clause_beside_the_user_filter():
     user = {"$or": [{"acl": "B"}, {"doc_id": "x"}]}
     combined = access_filter(user, ["A"], ["chunk"])
-    assert combined == {"$and": [user, {"kind": {"$in": ["chunk"]}}, {"acl": {"$in": ["A"]}}]}
+    assert combined == {"$and": [user, {"kind": {"$in": ["chunk"]}}, {"acl": {"$in": ["A", "public"]}}]}
 
 
 def test_access_filter_treats_an_empty_filter_as_no_condition():
     assert access_filter({}, ["A"], ["chunk"]) == {
-        "$and": [{"kind": {"$in": ["chunk"]}}, {"acl": {"$in": ["A"]}}]
+        "$and": [{"kind": {"$in": ["chunk"]}}, {"acl": {"$in": ["A", "public"]}}]
     }
+
+
+def test_every_caller_also_reads_public_documents():
+    assert require_groups(["management"]) == ["management", "public"]
+    assert require_groups(["public", "hr"]) == ["public", "hr"]
 
 
 def test_access_filter_rejects_a_malformed_filter_with_its_path():
