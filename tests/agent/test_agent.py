@@ -115,8 +115,9 @@ def test_bad_route_or_groups_are_config_errors(scripted_agent) -> None:
 
 def test_groups_are_passed_as_the_run_identity(scripted_agent) -> None:
     agent, _ = scripted_agent
-    answer = agent.ask(QUESTION, route="single", groups=["nobody-reads-this"])
-    assert answer.refused and answer.citations == []
+    steps = list(agent.stream_steps(QUESTION, route="single", groups=["sales"]))
+    retrieve = [s for s in steps if isinstance(s, dict) and s.get("node") == "retrieve"][0]
+    assert retrieve["decision"]["groups"] == ["sales", "public"]  # the caller's groups, plus public
 
 
 def test_package_exports_are_lazy_and_complete() -> None:

@@ -13,6 +13,7 @@ from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from tools.knowledge_base.records import Hit
+from tools.search import require_groups
 
 
 def describe_hit(hit: Hit) -> dict[str, Any]:
@@ -60,5 +61,10 @@ def retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -
     return {
         "hits": hits_to_state(hits),
         "queries_issued": queries,
-        "decision": {"queries": queries, **facts, "hits": [describe_hit(h) for h in hits]},
+        "decision": {
+            "queries": queries,
+            "groups": require_groups(groups),  # whose documents were searched (the caller's + public)
+            **facts,
+            "hits": [describe_hit(h) for h in hits],
+        },
     }
