@@ -46,10 +46,12 @@ def test_question_naming_the_users_documents_is_never_answered_directly(make_gra
     assert step(state, "route_question")["escalated"] == "the question names the user's documents"
 
 
-def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None:
+def run_aurora_question(make_graph, first_step_claims_answer: bool) -> dict:
+    """The two-hop Aurora question, the model reasoning one hop per step."""
+    claimed = "true" if first_step_claims_answer else "false"
     thoughts = iter(
         [
-            '{"thought": "The Aurora project is led by Maria Chen.", "answer_found": false}',
+            f'{{"thought": "The Aurora project is led by Maria Chen.", "answer_found": {claimed}}}',
             '{"thought": "Maria Chen was born in Lisbon. So the answer is: Lisbon.", "answer_found": true}',
         ]
     )
@@ -61,7 +63,11 @@ def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None
         }
     )
     graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))
-    state = run_turn(graph, "Where was the leader of the Aurora project born?")
+    return run_turn(graph, "Where was the leader of the Aurora project born?")
+
+
+def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None:
+    state = run_aurora_question(make_graph, first_step_claims_answer=False)
     assert nodes_run(state)[:6] == [
         "start_turn",
         "route_question",
@@ -76,22 +82,8 @@ def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None
 
 
 def test_ircot_goes_on_until_the_answer_is_stated_not_when_the_model_only_claims_it(make_graph) -> None:
-    thoughts = iter(
-        [
-            # The small model often claims the answer after the first hop of a bridge question.
-            '{"thought": "The Aurora project is led by Maria Chen.", "answer_found": true}',
-            '{"thought": "Maria Chen was born in Lisbon. So the answer is: Lisbon.", "answer_found": true}',
-        ]
-    )
-    llm = ScriptedChatModel(
-        replies={
-            "ircot_reason": lambda messages: next(thoughts),
-            "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
-            "check_support": ALL_FULLY,
-        }
-    )
-    graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))
-    state = run_turn(graph, "Where was the leader of the Aurora project born?")
+    # The small model often claims the answer after the first hop of a bridge question.
+    state = run_aurora_question(make_graph, first_step_claims_answer=True)
     assert state["ircot_steps"] == 2 and state["reasoning"][-1].endswith("So the answer is: Lisbon.")
     first = [entry for entry in state["steps"] if entry["node"] == "ircot_reason"][0]["decision"]
     assert first["states_answer"] is False and "one more step" in first["note"]

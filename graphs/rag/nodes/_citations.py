@@ -75,7 +75,7 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 def _units(text: str, tokenize: Callable[[str], list[str]]) -> set[str]:
     """Words of the Latin text and character bigrams of the Chinese (word segmentation of a short
     sentence and of its source passage disagree too often to compare their words)."""
-    units = {t for t in tokenize(_CJK_RUN.sub(" ", text))}
+    units = set(tokenize(_CJK_RUN.sub(" ", text)))
     for run in _CJK_RUN.findall(text):
         units.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
     return units
