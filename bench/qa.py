@@ -12,7 +12,8 @@ Runs (each saved as ``bench/results/qa_<run>.json`` with every question's answer
 
 The local LLM takes seconds per question, so N is set per dataset (``--limit-*``); a finished run is
 not repeated unless ``--force`` (its JSON is reused), and each question is appended to
-``qa_<run>.partial.jsonl`` as it finishes. ``qa_summary.json`` gathers the headline figures.
+``qa_<run>.partial.jsonl`` as it finishes; a run that was interrupted resumes from that file (with
+``--force``, only when ``--resume`` is given). ``qa_summary.json`` gathers the headline figures.
 
     .venv/bin/python -m bench.qa --limit-hotpot 20 --limit-squad 20 --limit-rgb 20 --limit-cmrc 20
 """
@@ -67,6 +68,17 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _resumable(partial: Path, limit: int) -> list[Any]:
+    """The results an interrupted run of this size left in its partial file (none if it is absent)."""
+    from tools.eval.qa import QuestionResult
+
+    if not partial.is_file():
+        return []
+    lines = [line for line in partial.read_text(encoding="utf-8").splitlines() if line.strip()]
+    results = [QuestionResult.model_validate_json(line) for line in lines]
+    return results[:limit]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -75,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(f"--limit-{name}", type=int, default=default)
     parser.add_argument("--only", nargs="*", choices=sorted(RUNS), help="run only these")
     parser.add_argument("--force", action="store_true", help="re-run runs whose JSON already exists")
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="with --force: keep the questions an interrupted run finished (qa_<run>.partial.jsonl)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
 
     from tools.eval.qa import QAEvalConfig, QuestionResult, run_qa_eval
@@ -98,18 +114,24 @@ def main(argv: list[str] | None = None) -> int:
             route=spec["route"], negative_only=spec.get("negative_only", False),
         )  # fmt: skip
         partial = RESULTS / f"qa_{name}.partial.jsonl"
-        partial.unlink(missing_ok=True)
+        if args.force and not args.resume:
+            partial.unlink(missing_ok=True)
+        done = _resumable(partial, limit)
 
         def record(result: QuestionResult, partial: Path = partial) -> None:
             with partial.open("a", encoding="utf-8") as f:
                 f.write(result.model_dump_json() + "\n")
 
         started = time.perf_counter()
-        print(f"{name}: {limit} questions, route {spec['route']} ...", flush=True)
-        report = run_qa_eval(config, home=args.home, progress=sys.stderr.isatty(), on_result=record)
+        resumed = f", resuming after {len(done)} done" if done else ""
+        print(f"{name}: {limit} questions, route {spec['route']}{resumed} ...", flush=True)
+        report = run_qa_eval(
+            config, home=args.home, progress=sys.stderr.isatty(), on_result=record, done=done
+        )
         saved = report.model_dump(mode="json")
         saved["command"] = f"python -m bench.qa --only {name} --limit-{spec['limit']} {limit}"
         saved["load_average_at_end"] = os.getloadavg()[0]
+        saved["resumed_questions"] = len(done)  # their time is not in "seconds"; their latencies are
         out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         partial.unlink(missing_ok=True)
         summary["runs"][name] = headline(saved)

@@ -408,8 +408,12 @@ def run_qa_eval(
     home: Path = DEFAULT_BENCH_HOME,
     progress: bool = True,
     on_result: Callable[[QuestionResult], None] | None = None,
+    done: Sequence[QuestionResult] = (),
 ) -> QAReport:
     """Index the dataset's passages, run every selected question through the agent and score it.
+
+    ``done`` holds results of an interrupted earlier run of the same config: those questions are not
+    run again and their results are reported as they were (a benchmark of hours can resume).
 
     A question whose run raises is recorded with its ``error`` and scored zero; the run goes on (a
     long benchmark is not lost to one bad question). A broken setup (ConfigError, ModelAssetError:
@@ -430,7 +434,8 @@ def run_qa_eval(
         raise ConfigError(f"{config.dataset}: the selected questions have no passages to index")
     settings = settings or qa_settings(dataset, home)
     corpus = write_corpus(dataset, settings.home / "qa" / settings.qdrant.collection)
-    results: list[QuestionResult] = []
+    finished = {result.qid: result for result in done}
+    results: list[QuestionResult] = [finished[e.qid] for e in dataset.examples if e.qid in finished]
     with KnowledgeBase.open(settings) as kb:
         report = ingest([corpus], settings, prune=True, progress=progress, kb=kb)
         if report.skipped:
@@ -438,7 +443,10 @@ def run_qa_eval(
         agent = Agent(settings, resources=Resources(settings, knowledge_base=kb))
         llm_name = _llm_name(settings)
         with _QuestionProgress(enabled=progress, total=len(dataset.examples)) as bar:
+            bar.skip(len(results))
             for example in dataset.examples:
+                if example.qid in finished:
+                    continue
                 steps: list[dict[str, Any]] = []
                 answer: Answer | None = None
                 try:
@@ -501,6 +509,11 @@ class _QuestionProgress:
             self._progress.__enter__()
             self._task = self._progress.add_task("qa", total=self.total, status="")
         return self
+
+    def skip(self, count: int) -> None:
+        """Count questions resumed from an earlier run as done."""
+        if self._progress is not None and count:
+            self._progress.update(self._task, advance=count, status="resumed")
 
     def advance(self, results: Sequence[QuestionResult]) -> None:
         if self._progress is None:
