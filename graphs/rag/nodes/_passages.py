@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
 from graphs.rag.state import ContextPassage
@@ -22,6 +23,17 @@ def neutralise_delimiters(text: str) -> str:
     return _DELIMITER_LIKE.sub(r"&lt;\1", text)
 
 
+def source_name(source: str | None) -> str | None:
+    """A local file's name without its directories, as the models see it.
+
+    The absolute path says nothing the model needs, changes the prompt (and so the greedy answer) with
+    the directory the files were ingested from, and would send the user's directory layout to a hosted
+    model."""
+    if not source:
+        return None
+    return PurePath(source).name or source
+
+
 def format_passages(passages: Sequence[ContextPassage]) -> str:
     """The ``<passages>`` block of a prompt: one ``<passage id="n" title=... source=...>`` per passage."""
     parts = ["<passages>"]
@@ -29,7 +41,7 @@ def format_passages(passages: Sequence[ContextPassage]) -> str:
         attributes = f'id="{p["n"]}"'
         if p.get("title"):
             attributes += f' title="{html.escape(p["title"], quote=True)}"'
-        location = p.get("url") or p.get("source")
+        location = p.get("url") or source_name(p.get("source"))
         if location:
             attributes += f' source="{html.escape(location, quote=True)}"'
         if p.get("page") is not None:
