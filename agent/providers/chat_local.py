@@ -1,4 +1,4 @@
-"""The offline chat model: the bundled Qwen2.5-1.5B GGUF run by llama.cpp, as a LangChain chat model.
+"""The offline chat model: the bundled Qwen2.5-Coder-1.5B-Instruct GGUF run by llama.cpp, as a LangChain chat model.
 
 The graph talks to it exactly as to ChatOpenAI: ``invoke``/``stream``/``batch``, callbacks (a streaming
 callback receives every token), usage metadata on the reply, and ``with_structured_output(Schema)``

@@ -1,4 +1,4 @@
-"""The bundled local LLM as a LangChain chat model (real llama.cpp, real Qwen2.5-1.5B weights).
+"""The bundled local LLM as a LangChain chat model (real llama.cpp, real Qwen2.5-Coder-1.5B-Instruct weights).
 
 Each LLM call costs seconds on a 2-core machine, so the calls are few, short and shared: one batch of
 two invokes, one stream, two structured calls and one over-long prompt.
