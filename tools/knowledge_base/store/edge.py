@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,44 +18,28 @@ import numpy as np
 import qdrant_edge as qe
 
 from agent.errors import ProviderUnavailable, RagpilotError
-from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.store._shared import (
     INDEXED_FIELDS,
-    SCROLL_PAGE,
-    SUMMARY_FIELDS,
-    UPSERT_BATCH,
     IndexIdentity,
-    chunk_from_payload,
-    chunk_payload,
-    commit_payload,
-    doc_condition,
-    document_states,
     hybrid_hits,
-    in_asked_order,
     read_identity,
     single_leg_hits,
-    stale_points,
-    versioned_point_id,
     visible,
     write_identity,
 )
 from tools.knowledge_base.store.base import (
     DENSE_VECTOR,
     SPARSE_VECTOR,
-    DocumentState,
     FilterInput,
     SearchMode,
     SparseVec,
     StoredHit,
-    VectorStore,
 )
 from tools.knowledge_base.store.filters import (
     AndFilter,
-    InCondition,
-    MatchCondition,
-    NotEqualCondition,
     to_edge,
 )
+from tools.knowledge_base.store.qdrant_store import QdrantStore
 
 _SCHEMA_TYPES = {
     "keyword": qe.PayloadSchemaType.Keyword,
@@ -87,7 +71,7 @@ def _acquire_lock(path: Path) -> int:
     return fd
 
 
-class EdgeStore(VectorStore):
+class EdgeStore(QdrantStore):
     """A knowledge-base collection in an embedded ``qdrant_edge.EdgeShard`` (see ``VectorStore``)."""
 
     def __init__(
@@ -152,91 +136,52 @@ class EdgeStore(VectorStore):
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    # ---------------------------------------------------------------------------------------- writes
+    # ------------------------------------------------------------------------ engine primitives
 
-    def upsert(
-        self,
-        chunks: Sequence[Chunk],
-        dense: np.ndarray | None,
-        sparse: Sequence[SparseVec | None],
-        doc_version: str,
-        ingest_signature: str = "",
-    ) -> None:
-        if dense is not None and len(dense) != len(chunks):
-            raise ValueError(f"{len(dense)} dense vectors for {len(chunks)} chunks")
-        if len(sparse) != len(chunks):
-            raise ValueError(f"{len(sparse)} sparse vectors for {len(chunks)} chunks")
-        points = []
-        for i, chunk in enumerate(chunks):
-            vectors: dict[str, Any] = {}
-            if chunk.searchable:
-                if dense is not None:
-                    vectors[DENSE_VECTOR] = np.asarray(dense[i], np.float32).tolist()
-                terms = sparse[i]
-                if terms is not None and terms.indices:
-                    vectors[SPARSE_VECTOR] = qe.SparseVector(list(terms.indices), list(terms.values))
-            points.append(
-                qe.Point(
-                    versioned_point_id(chunk.chunk_id, doc_version),
-                    vectors,
-                    chunk_payload(chunk, doc_version, ingest_signature),
-                )
-            )
-        for start in range(0, len(points), UPSERT_BATCH):
-            self.shard.update(qe.UpdateOperation.upsert_points(points[start : start + UPSERT_BATCH]))
+    def _has_collection(self) -> bool:
+        return self._shard is not None
 
-    def commit_document(self, doc_id: str, doc_version: str) -> None:
-        this_version = AndFilter(
-            conditions=[doc_condition(doc_id), MatchCondition(field="doc_version", value=doc_version)]
+    def _point(
+        self, point_id: str, dense: list[float] | None, sparse: SparseVec | None, payload: dict
+    ) -> Any:
+        vectors: dict[str, Any] = {}
+        if dense is not None:
+            vectors[DENSE_VECTOR] = dense
+        if sparse is not None:
+            vectors[SPARSE_VECTOR] = qe.SparseVector(list(sparse.indices), list(sparse.values))
+        return qe.Point(point_id, vectors, payload)
+
+    def _upsert_points(self, points: Sequence[Any]) -> None:
+        self.shard.update(qe.UpdateOperation.upsert_points(list(points)))
+
+    def _set_payload_where(self, where: AndFilter, payload: dict[str, Any]) -> None:
+        self.shard.update(qe.UpdateOperation.set_payload_by_filter(to_edge(where), payload))
+
+    def _delete_where(self, where: AndFilter) -> None:
+        self.shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge(where)))
+
+    def _delete_ids(self, point_ids: Sequence[str]) -> None:
+        self.shard.update(qe.UpdateOperation.delete_points(list(point_ids)))
+
+    def _count_where(self, where: AndFilter) -> int:
+        return int(self.shard.count(qe.CountRequest(exact=True, filter=to_edge(where))))
+
+    def _scroll_page(
+        self, where: AndFilter, payload: bool | list[str], page: int, offset: Any
+    ) -> tuple[Sequence[Any], Any]:
+        selector = qe.PayloadSelector.Include(payload) if isinstance(payload, list) else payload
+        request = qe.ScrollRequest(
+            offset=offset, limit=page, filter=to_edge(where), with_payload=selector, with_vector=False
         )
-        self.shard.update(qe.UpdateOperation.set_payload_by_filter(to_edge(this_version), commit_payload()))
-        other_versions = AndFilter(
-            conditions=[doc_condition(doc_id), NotEqualCondition(field="doc_version", value=doc_version)]
-        )
-        self.shard.update(qe.UpdateOperation.delete_points_by_filter(to_edge(other_versions)))
+        return self.shard.scroll(request)
 
-    def delete_document(self, doc_id: str) -> int:
-        if self._shard is None:
-            return 0
-        only_doc = to_edge(AndFilter(conditions=[doc_condition(doc_id)]))
-        removed = self._shard.count(qe.CountRequest(exact=True, filter=only_doc))
-        if removed:
-            self._shard.update(qe.UpdateOperation.delete_points_by_filter(only_doc))
-        return int(removed)
-
-    def purge_uncommitted(self) -> int:
-        if self._shard is None:
-            return 0
-        uncommitted = to_edge(AndFilter(conditions=[MatchCondition(field="committed", value=False)]))
-        removed = int(self._shard.count(qe.CountRequest(exact=True, filter=uncommitted)))
-        if removed:
-            self._shard.update(qe.UpdateOperation.delete_points_by_filter(uncommitted))
-        versions = {doc_id: state.doc_version for doc_id, state in self.documents().items()}
-        committed = (
-            (str(r.id), r.payload["doc_id"], r.payload.get("doc_version"))
-            for r in self._scroll_records(visible(None), ["doc_id", "doc_version"])
-        )
-        stale: list[Any] = stale_points(versions, committed)
-        for start in range(0, len(stale), UPSERT_BATCH):
-            self._shard.update(qe.UpdateOperation.delete_points(stale[start : start + UPSERT_BATCH]))
-        return removed + len(stale)
-
-    # ----------------------------------------------------------------------------------------- reads
-
-    def documents(self) -> dict[str, DocumentState]:
-        if self._shard is None:
-            return {}
-        summaries = self._scroll_records(visible({"kind": "summary"}), SUMMARY_FIELDS)
-        return document_states((r.payload or {} for r in summaries), self._chunks_per_document())
-
-    def _chunks_per_document(self) -> dict[str, int]:
-        total = self.count()
-        if not total:
-            return {}
+    def _facet_doc_ids(self, where: AndFilter, limit: int) -> dict[str, int]:
         facet = self.shard.facet(
-            qe.FacetRequest(key="doc_id", limit=total, exact=True, filter=to_edge(visible(None)))
+            qe.FacetRequest(key="doc_id", limit=limit, exact=True, filter=to_edge(where))
         )
         return {str(h.value): int(h.count) for h in facet.hits}
+
+    # ------------------------------------------------------------------------------------- search
 
     def query(
         self,
@@ -324,43 +269,3 @@ class EdgeStore(VectorStore):
                 vector = qe.SparseVector(list(sparse.indices), list(sparse.values))
                 legs.append(("sparse", qe.Query.Nearest(vector, using=SPARSE_VECTOR)))
         return legs
-
-    def fetch(self, chunk_ids: Sequence[str], filter: FilterInput = None) -> list[Chunk]:
-        if self._shard is None or not chunk_ids:
-            return []
-        wanted = list(dict.fromkeys(chunk_ids))
-        found: list[Chunk] = []
-        for start in range(0, len(wanted), SCROLL_PAGE):
-            by_id = AndFilter(
-                conditions=[InCondition(field="chunk_id", values=wanted[start : start + SCROLL_PAGE])]
-            )
-            where = AndFilter(conditions=[by_id, visible(filter)])
-            found.extend(chunk_from_payload(r.payload) for r in self._scroll_records(where, True))
-        return in_asked_order(found, chunk_ids)
-
-    def scroll(self, filter: FilterInput, limit: int = SCROLL_PAGE) -> Iterator[Chunk]:
-        if self._shard is None:
-            return
-        for record in self._scroll_records(visible(filter), True, page=limit):
-            yield chunk_from_payload(record.payload)
-
-    def _scroll_records(self, where: AndFilter, payload: Any, page: int = SCROLL_PAGE) -> Iterator[Any]:
-        selector = qe.PayloadSelector.Include(payload) if isinstance(payload, list) else payload
-        edge_filter = to_edge(where)
-        # Bounded: every page but the last is full, so this many pages cover every matching point.
-        max_pages = self._shard.count(qe.CountRequest(exact=True, filter=edge_filter)) // max(page, 1) + 2
-        offset = None
-        for _ in range(max_pages):
-            records, offset = self._shard.scroll(
-                qe.ScrollRequest(
-                    offset=offset, limit=page, filter=edge_filter, with_payload=selector, with_vector=False
-                )
-            )
-            yield from records
-            if offset is None:
-                return
-
-    def count(self, filter: FilterInput = None) -> int:
-        if self._shard is None:
-            return 0
-        return int(self._shard.count(qe.CountRequest(exact=True, filter=to_edge(visible(filter)))))

@@ -6,49 +6,33 @@ The index identity (embedder, dim, sparse encoder) lives in the collection's own
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from qdrant_client import QdrantClient, models
 
 from agent.errors import ProviderUnavailable
-from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.store._shared import (
     INDEXED_FIELDS,
-    SCROLL_PAGE,
-    SUMMARY_FIELDS,
-    UPSERT_BATCH,
     IndexIdentity,
-    chunk_from_payload,
-    chunk_payload,
-    commit_payload,
-    doc_condition,
-    document_states,
     hybrid_hits,
-    in_asked_order,
     single_leg_hits,
-    stale_points,
-    versioned_point_id,
     visible,
 )
 from tools.knowledge_base.store.base import (
     DENSE_VECTOR,
     SPARSE_VECTOR,
-    DocumentState,
     FilterInput,
     SearchMode,
     SparseVec,
     StoredHit,
-    VectorStore,
 )
 from tools.knowledge_base.store.filters import (
     AndFilter,
-    InCondition,
-    MatchCondition,
-    NotEqualCondition,
     to_client,
 )
+from tools.knowledge_base.store.qdrant_store import QdrantStore
 
 _SCHEMA_TYPES = {
     "keyword": models.PayloadSchemaType.KEYWORD,
@@ -59,7 +43,7 @@ _SCHEMA_TYPES = {
 }
 
 
-class ServerStore(VectorStore):
+class ServerStore(QdrantStore):
     """A knowledge-base collection on a Qdrant server (see ``VectorStore``)."""
 
     def __init__(
@@ -128,107 +112,61 @@ class ServerStore(VectorStore):
     def close(self) -> None:
         self.client.close()
 
-    # ---------------------------------------------------------------------------------------- writes
+    # ------------------------------------------------------------------------ engine primitives
 
-    def upsert(
-        self,
-        chunks: Sequence[Chunk],
-        dense: np.ndarray | None,
-        sparse: Sequence[SparseVec | None],
-        doc_version: str,
-        ingest_signature: str = "",
-    ) -> None:
-        if dense is not None and len(dense) != len(chunks):
-            raise ValueError(f"{len(dense)} dense vectors for {len(chunks)} chunks")
-        if len(sparse) != len(chunks):
-            raise ValueError(f"{len(sparse)} sparse vectors for {len(chunks)} chunks")
-        points = []
-        for i, chunk in enumerate(chunks):
-            vectors: dict[str, Any] = {}
-            if chunk.searchable:
-                if dense is not None:
-                    vectors[DENSE_VECTOR] = np.asarray(dense[i], np.float32).tolist()
-                terms = sparse[i]
-                if terms is not None and terms.indices:
-                    vectors[SPARSE_VECTOR] = models.SparseVector(
-                        indices=list(terms.indices), values=list(terms.values)
-                    )
-            points.append(
-                models.PointStruct(
-                    id=versioned_point_id(chunk.chunk_id, doc_version),
-                    vector=vectors,
-                    payload=chunk_payload(chunk, doc_version, ingest_signature),
-                )
+    def _has_collection(self) -> bool:
+        return self._collection_exists()
+
+    def _point(
+        self, point_id: str, dense: list[float] | None, sparse: SparseVec | None, payload: dict
+    ) -> Any:
+        vectors: dict[str, Any] = {}
+        if dense is not None:
+            vectors[DENSE_VECTOR] = dense
+        if sparse is not None:
+            vectors[SPARSE_VECTOR] = models.SparseVector(
+                indices=list(sparse.indices), values=list(sparse.values)
             )
-        for start in range(0, len(points), UPSERT_BATCH):
-            self.client.upsert(self.collection, points=points[start : start + UPSERT_BATCH], wait=True)
+        return models.PointStruct(id=point_id, vector=vectors, payload=payload)
 
-    def commit_document(self, doc_id: str, doc_version: str) -> None:
-        this_version = AndFilter(
-            conditions=[doc_condition(doc_id), MatchCondition(field="doc_version", value=doc_version)]
-        )
-        self.client.set_payload(
-            self.collection, payload=commit_payload(), points=to_client(this_version), wait=True
-        )
-        other_versions = AndFilter(
-            conditions=[doc_condition(doc_id), NotEqualCondition(field="doc_version", value=doc_version)]
-        )
-        self._delete_where(other_versions)
+    def _upsert_points(self, points: Sequence[Any]) -> None:
+        self.client.upsert(self.collection, points=list(points), wait=True)
+
+    def _set_payload_where(self, where: AndFilter, payload: dict[str, Any]) -> None:
+        self.client.set_payload(self.collection, payload=payload, points=to_client(where), wait=True)
 
     def _delete_where(self, where: AndFilter) -> None:
         self.client.delete(
             self.collection, points_selector=models.FilterSelector(filter=to_client(where)), wait=True
         )
 
+    def _delete_ids(self, point_ids: Sequence[str]) -> None:
+        self.client.delete(
+            self.collection, points_selector=models.PointIdsList(points=list(point_ids)), wait=True
+        )
+
     def _count_where(self, where: AndFilter) -> int:
         return int(self.client.count(self.collection, count_filter=to_client(where), exact=True).count)
 
-    def delete_document(self, doc_id: str) -> int:
-        if not self._collection_exists():
-            return 0
-        only_doc = AndFilter(conditions=[doc_condition(doc_id)])
-        removed = self._count_where(only_doc)
-        if removed:
-            self._delete_where(only_doc)
-        return removed
-
-    def purge_uncommitted(self) -> int:
-        if not self._collection_exists():
-            return 0
-        uncommitted = AndFilter(conditions=[MatchCondition(field="committed", value=False)])
-        removed = self._count_where(uncommitted)
-        if removed:
-            self._delete_where(uncommitted)
-        versions = {doc_id: state.doc_version for doc_id, state in self.documents().items()}
-        committed = (
-            (str(r.id), r.payload["doc_id"], r.payload.get("doc_version"))
-            for r in self._scroll_records(visible(None), ["doc_id", "doc_version"])
+    def _scroll_page(
+        self, where: AndFilter, payload: bool | list[str], page: int, offset: Any
+    ) -> tuple[Sequence[Any], Any]:
+        return self.client.scroll(
+            self.collection,
+            scroll_filter=to_client(where),
+            limit=page,
+            offset=offset,
+            with_payload=payload,
+            with_vectors=False,
         )
-        stale: list[Any] = stale_points(versions, committed)
-        for start in range(0, len(stale), UPSERT_BATCH):
-            self.client.delete(
-                self.collection,
-                points_selector=models.PointIdsList(points=stale[start : start + UPSERT_BATCH]),
-                wait=True,
-            )
-        return removed + len(stale)
 
-    # ----------------------------------------------------------------------------------------- reads
-
-    def documents(self) -> dict[str, DocumentState]:
-        if not self._collection_exists():
-            return {}
-        summaries = self._scroll_records(visible({"kind": "summary"}), SUMMARY_FIELDS)
-        return document_states((r.payload or {} for r in summaries), self._chunks_per_document())
-
-    def _chunks_per_document(self) -> dict[str, int]:
-        total = self.count()
-        if not total:
-            return {}
+    def _facet_doc_ids(self, where: AndFilter, limit: int) -> dict[str, int]:
         facet = self.client.facet(
-            self.collection, key="doc_id", facet_filter=to_client(visible(None)), limit=total, exact=True
+            self.collection, key="doc_id", facet_filter=to_client(where), limit=limit, exact=True
         )
         return {str(h.value): int(h.count) for h in facet.hits}
+
+    # ------------------------------------------------------------------------------------- search
 
     def query(
         self,
@@ -312,45 +250,3 @@ class ServerStore(VectorStore):
                 vector = models.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
                 legs.append(("sparse", vector, SPARSE_VECTOR))
         return legs
-
-    def fetch(self, chunk_ids: Sequence[str], filter: FilterInput = None) -> list[Chunk]:
-        if not chunk_ids or not self._collection_exists():
-            return []
-        wanted = list(dict.fromkeys(chunk_ids))
-        found: list[Chunk] = []
-        for start in range(0, len(wanted), SCROLL_PAGE):
-            by_id = AndFilter(
-                conditions=[InCondition(field="chunk_id", values=wanted[start : start + SCROLL_PAGE])]
-            )
-            where = AndFilter(conditions=[by_id, visible(filter)])
-            found.extend(chunk_from_payload(r.payload or {}) for r in self._scroll_records(where, True))
-        return in_asked_order(found, chunk_ids)
-
-    def scroll(self, filter: FilterInput, limit: int = SCROLL_PAGE) -> Iterator[Chunk]:
-        if not self._collection_exists():
-            return
-        for record in self._scroll_records(visible(filter), True, page=limit):
-            yield chunk_from_payload(record.payload or {})
-
-    def _scroll_records(self, where: AndFilter, payload: Any, page: int = SCROLL_PAGE) -> Iterator[Any]:
-        client_filter = to_client(where)
-        # Bounded: every page but the last is full, so this many pages cover every matching point.
-        max_pages = self._count_where(where) // max(page, 1) + 2
-        offset = None
-        for _ in range(max_pages):
-            records, offset = self.client.scroll(
-                self.collection,
-                scroll_filter=client_filter,
-                limit=page,
-                offset=offset,
-                with_payload=payload,
-                with_vectors=False,
-            )
-            yield from records
-            if offset is None:
-                return
-
-    def count(self, filter: FilterInput = None) -> int:
-        if not self._collection_exists():
-            return 0
-        return self._count_where(visible(filter))
