@@ -88,6 +88,11 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(512, ge=16, le=32768)
     context_tokens: int = Field(4096, ge=512, le=131072, description="local model context window")
     num_threads: int = Field(2, ge=1, le=64)
+    prompt_cache_mb: int = Field(
+        1024, ge=0, le=65536,
+        description="local model: RAM for llama.cpp states of earlier prompts, so a prompt that starts like "
+        "one of them (the same system prompt) skips evaluating that prefix; 0 turns it off",
+    )  # fmt: skip
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
 

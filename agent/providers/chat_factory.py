@@ -47,7 +47,10 @@ def _cache_key(settings: Settings, provider: str) -> tuple[object, ...]:
     llm = settings.llm
     common = (provider, llm.temperature, llm.max_tokens)
     if provider == "local":
-        return (*common, str(settings.model_cache_dir.resolve()), llm.context_tokens, llm.num_threads)
+        return (
+            *common, str(settings.model_cache_dir.resolve()), llm.context_tokens, llm.num_threads,
+            llm.prompt_cache_mb,
+        )  # fmt: skip
     return (
         *common,
         llm.model,

@@ -145,7 +145,7 @@ def add_decision(branch: Tree, decision: Mapping[str, Any]) -> None:
             ]
             llm_tokens = decision.get("llm_tokens")
             if isinstance(llm_tokens, Mapping):
-                tokens += [f"{amount} {kind} tokens" for kind, amount in llm_tokens.items()]
+                tokens += [f"{amount} {kind.replace('_', ' ')} tokens" for kind, amount in llm_tokens.items()]
             branch.add(f"LLM calls: {value}" + (f", {', '.join(tokens)}" if tokens else ""))
         elif key in ("queries", "query") and isinstance(value, list):
             sub = branch.add(f"queries ({len(value)})")

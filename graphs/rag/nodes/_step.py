@@ -35,6 +35,7 @@ class LLMUsageCounter(BaseCallbackHandler):
         self.calls = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cached_input_tokens = 0  # prompt tokens the provider served from its prompt cache
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
@@ -53,6 +54,8 @@ class LLMUsageCounter(BaseCallbackHandler):
                     with self._lock:
                         self.input_tokens += int(usage.get("input_tokens", 0))
                         self.output_tokens += int(usage.get("output_tokens", 0))
+                        details = usage.get("input_token_details") or {}
+                        self.cached_input_tokens += int(details.get("cache_read") or 0)
 
 
 # Registered once: every LangChain run started while the variable is set reports to its counter.
@@ -91,6 +94,8 @@ def records_step(node_name: str) -> Callable[[Callable[..., dict[str, Any]]], Ca
                 decision["llm_calls"] = usage.calls
                 if usage.input_tokens or usage.output_tokens:
                     decision["llm_tokens"] = {"input": usage.input_tokens, "output": usage.output_tokens}
+                    if usage.cached_input_tokens:
+                        decision["llm_tokens"]["cached_input"] = usage.cached_input_tokens
             entry = {"node": node_name, "started_at": started_at, "ms": ms, "decision": decision}
             previous = update.get("steps")
             if isinstance(previous, Overwrite):

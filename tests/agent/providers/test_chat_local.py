@@ -108,3 +108,25 @@ def test_a_prompt_longer_than_the_context_raises_provider_unavailable_naming_the
 
     with pytest.raises(ProviderUnavailable, match="llm.context_tokens"):
         small.invoke("word " * 800)
+
+
+RULES = SystemMessage(
+    "You answer questions about the Northwind employee handbook. "
+    + " ".join(f"Rule {i}: keep answers short, factual and polite." for i in range(1, 16))
+)
+
+
+def test_a_prompt_starting_like_an_earlier_one_skips_that_prefix_with_the_same_reply():
+    settings = load_settings(llm={"max_tokens": 24, "prompt_cache_mb": 256})
+    cached = LocalLlamaChatModel.from_settings(settings)
+    uncached = LocalLlamaChatModel.from_settings(load_settings(llm={"max_tokens": 24, "prompt_cache_mb": 0}))
+    question = HumanMessage("How many days of leave? Reply in five words.")
+
+    cached.invoke([RULES, HumanMessage("Say hello.")])
+    cached.invoke([SystemMessage("You translate to French."), HumanMessage("Good morning")])  # another prefix
+    reply = cached.invoke([RULES, question])  # starts like the first call, not like the last one
+
+    cache_read = reply.usage_metadata.get("input_token_details", {}).get("cache_read", 0)
+    assert cache_read > 150  # the rules were not evaluated again
+    assert cache_read < reply.usage_metadata["input_tokens"]  # the new question was
+    assert reply.content == uncached.invoke([RULES, question]).content
