@@ -68,6 +68,46 @@ def headline(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_RUN_LABELS = {
+    "hotpot_single": "HotpotQA\nsingle", "hotpot_iterative": "HotpotQA\nIRCoT", "hotpot_auto": "HotpotQA\nauto",
+    "squad": "SQuAD", "cmrc": "CMRC\n2018", "rgb_noise": "RGB\nnoise", "rgb_negative": "RGB\nnegatives",
+}  # fmt: skip
+
+
+def plot_summary(summary: dict[str, Any], path: Path) -> None:
+    """Answer quality beside latency per run: what each route buys and what it costs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [name for name in RUNS if name in summary.get("runs", {})]
+    if not names:
+        return
+    runs = [summary["runs"][name] for name in names]
+    labels = [f"{_RUN_LABELS[n]}\n(n={r['questions']})" for n, r in zip(names, runs, strict=True)]
+    # RGB negatives: the right outcome is a refusal, so its bar is the rejection rate.
+    quality = [r["metrics"].get("rejection_rate", r["metrics"]["contained"]) for r in runs]
+    refused = [r["metrics"]["refusal_rate"] if "rejection_rate" not in r["metrics"] else 0.0 for r in runs]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    xs = range(len(names))
+    left.bar([x - 0.2 for x in xs], quality, width=0.4, label="answer contained (RGB negatives: rejected)")
+    left.bar([x + 0.2 for x in xs], refused, width=0.4, label="refused", color="#bbbbbb")
+    left.set_xticks(list(xs), labels, fontsize=8)
+    left.set_ylim(0, 1)
+    left.set_title("answer quality, offline models")
+    left.legend(fontsize=8)
+    right.bar(list(xs), [r["latency_p50_s"] for r in runs], label="p50")
+    right.scatter(list(xs), [r["latency_p95_s"] for r in runs], color="black", zorder=3, label="p95")
+    right.set_xticks(list(xs), labels, fontsize=8)
+    right.set_ylabel("seconds per question")
+    right.set_title("latency on 2 CPU cores")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def _resumable(partial: Path, limit: int) -> list[Any]:
     """The results an interrupted run of this size left in its partial file (none if it is absent)."""
     from tools.eval.qa import QuestionResult
@@ -142,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         summary["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
         summary_path.write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     summary_path.write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(f"saved {summary_path}")
+    plot_summary(summary, RESULTS / "qa_summary.png")
+    print(f"saved {summary_path} and qa_summary.png")
     return 0
 
 
