@@ -72,7 +72,7 @@ def load_llama(
         if loaded is None:
             import time
 
-            from llama_cpp import Llama, LlamaRAMCache
+            from llama_cpp import Llama
 
             started = time.perf_counter()
             try:
@@ -80,10 +80,34 @@ def load_llama(
             except ValueError as exc:  # llama.cpp reports an unreadable model file as ValueError
                 raise ProviderUnavailable(PROVIDER_LABEL, f"cannot load {key[0]}: {exc}") from exc
             if prompt_cache_mb:
-                llama.set_cache(LlamaRAMCache(capacity_bytes=prompt_cache_mb << 20))
+                llama.set_cache(_prompt_state_cache(prompt_cache_mb << 20))
             loaded = _LoadedLlama(llama, load_seconds=time.perf_counter() - started)
             _LOADED[key] = loaded
     return loaded
+
+
+def _prompt_state_cache(capacity_bytes: int) -> Any:
+    """A ``LlamaRAMCache`` whose states keep only their KV cache, and whose capacity counts all they hold.
+
+    llama-cpp-python's saved state also copies the logits of every prompt token (up to n_batch rows of
+    the 152k-word vocabulary: ~300 MB) while its cache counts only the KV bytes, so a 1 GB cache grew past
+    20 GB in a benchmark. A restored state is always re-evaluated from its last token before sampling
+    (``load_state`` sets ``_requires_eval``), so those logits are never read: one zero row stands in for
+    them (numpy broadcasts it on restore).
+    """
+    import numpy as np
+    from llama_cpp import LlamaRAMCache
+
+    class PromptStateCache(LlamaRAMCache):
+        @property
+        def cache_size(self) -> int:
+            return sum(s.llama_state_size + s.scores.nbytes for s in self.cache_state.values())
+
+        def __setitem__(self, key: Sequence[int], value: Any) -> None:
+            value.scores = np.zeros((1, value.scores.shape[1]), dtype=np.single)
+            super().__setitem__(key, value)
+
+    return PromptStateCache(capacity_bytes=capacity_bytes)
 
 
 class _TokenCounter:

@@ -130,3 +130,10 @@ def test_a_prompt_starting_like_an_earlier_one_skips_that_prefix_with_the_same_r
     assert cache_read > 150  # the rules were not evaluated again
     assert cache_read < reply.usage_metadata["input_tokens"]  # the new question was
     assert reply.content == uncached.invoke([RULES, question]).content
+
+    # The cache stays within its budget, counting all a state holds (llama-cpp-python's own cache counts
+    # only the KV bytes while each state also copies ~300 MB of prompt logits).
+    cache = cached.loaded().llama.cache
+    assert len(cache.cache_state) == 3
+    assert all(state.scores.shape[0] == 1 for state in cache.cache_state.values())
+    assert cache.cache_size <= 256 << 20
