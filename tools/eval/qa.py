@@ -200,6 +200,7 @@ class QuestionResult(BaseModel):
     answer: str = ""
     route: str | None = None
     refused: bool = False
+    refusal_reason: str | None = None
     crag_action: str | None = None
     em: float = 0.0
     f1: float = 0.0
@@ -239,6 +240,9 @@ class QAReport(BaseModel):
     metrics: dict[str, float] = Field(description="means over all questions (see the module docstring)")
     support: dict[str, float]
     routes: dict[str, RouteStats]
+    refusal_reasons: dict[str, int] = Field(
+        default_factory=dict, description="why refused questions were refused (counts by reason)"
+    )
     llm_calls_per_question: float
     latency: LatencyStats
     errors: int
@@ -317,6 +321,7 @@ def score_answer(
         answer=answer.answer,
         route=answer.route,
         refused=answer.refused,
+        refusal_reason=answer.refusal_reason if answer.refused else None,
         crag_action=answer.crag_action,
         em=exact_match(text, golds, language),
         f1=round(token_f1(text, golds, language), 4),
@@ -393,6 +398,11 @@ def summarize(
         metrics=metrics,
         support=support,
         routes=routes,
+        refusal_reasons=dict(
+            Counter(
+                re.sub(r"\d+", "N", r.refusal_reason or "unknown") for r in results if r.refused
+            ).most_common()
+        ),
         llm_calls_per_question=mean([float(r.llm_calls) for r in results]),
         latency=LatencyStats.of([r.total_ms / 1000.0 for r in results]),
         errors=sum(1 for r in results if r.error),

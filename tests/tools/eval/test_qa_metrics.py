@@ -131,10 +131,35 @@ def test_score_answer_scores_text_recall_and_citations():
 
 def test_a_refused_answer_scores_zero_even_if_it_repeats_the_question():
     answer = Answer(
-        question="q", answer="The sources do not say whether the answer is yes.", refused=True, run_id="r"
+        question="q",
+        answer="The sources do not say whether the answer is yes.",
+        refused=True,
+        run_id="r",
+        refusal_reason="no passage relevant to the question was found",
     )
     result = score_answer(_example(), answer, [], recall_k=10)
     assert result.refused and not result.contained and result.f1 == 0.0
+    assert result.refusal_reason == "no passage relevant to the question was found"
+
+
+def test_the_summary_counts_why_questions_were_refused():
+    reasons = ["the passages do not contain the answer (after 1 re-retrievals)",
+               "the passages do not contain the answer (after 0 re-retrievals)", None]  # fmt: skip
+    results = [
+        QuestionResult(
+            qid=str(i), question="q", language="en", gold=[["a"]], refused=True, refusal_reason=reason
+        )
+        for i, reason in enumerate(reasons)
+    ] + [QuestionResult(qid="answered", question="q", language="en", gold=[["a"]])]
+    dataset = QADataset(name="t", format="hotpot", path="t.json", examples=[], passages=[])
+    report = summarize(
+        QAEvalConfig(dataset="t.json", format="hotpot"), dataset, results,
+        index_documents=0, index_points=0, collection="c", llm="l", seconds=1.0,
+    )  # fmt: skip
+    assert report.refusal_reasons == {
+        "the passages do not contain the answer (after N re-retrievals)": 2,
+        "unknown": 1,
+    }
 
 
 def _result(route: str, ms: float, contained: bool, verdicts: dict[str, int], calls: int) -> QuestionResult:
