@@ -65,10 +65,9 @@ def test_explicit_cross_encoder_without_a_path_is_a_config_error(ragpilot_home):
 
 
 def test_auto_builds_the_offline_reranker(ragpilot_home):
-    offline = pytest.importorskip("tools.rerank.offline", reason="tools/rerank/offline.py has not landed yet")
-    if not hasattr(offline, "OfflineReranker"):
-        pytest.skip("tools/rerank/offline.py does not define OfflineReranker yet")
-    assert isinstance(get_reranker(load_settings()), offline.OfflineReranker)
+    from tools.rerank.offline import OfflineReranker
+
+    assert isinstance(get_reranker(load_settings()), OfflineReranker)
 
 
 def test_a_cohere_reranker_configured_from_the_environment_reaches_its_base_url(ragpilot_home, monkeypatch):

@@ -141,14 +141,10 @@ class EdgeStore(QdrantStore):
     def _has_collection(self) -> bool:
         return self._shard is not None
 
-    def _point(
-        self, point_id: str, dense: list[float] | None, sparse: SparseVec | None, payload: dict
-    ) -> Any:
-        vectors: dict[str, Any] = {}
-        if dense is not None:
-            vectors[DENSE_VECTOR] = dense
-        if sparse is not None:
-            vectors[SPARSE_VECTOR] = qe.SparseVector(list(sparse.indices), list(sparse.values))
+    def _sparse_vector(self, sparse: SparseVec) -> Any:
+        return qe.SparseVector(list(sparse.indices), list(sparse.values))
+
+    def _point(self, point_id: str, vectors: dict[str, Any], payload: dict[str, Any]) -> Any:
         return qe.Point(point_id, vectors, payload)
 
     def _upsert_points(self, points: Sequence[Any]) -> None:

@@ -28,7 +28,14 @@ from tools.knowledge_base.store._shared import (
     versioned_point_id,
     visible,
 )
-from tools.knowledge_base.store.base import DocumentState, FilterInput, SparseVec, VectorStore
+from tools.knowledge_base.store.base import (
+    DENSE_VECTOR,
+    SPARSE_VECTOR,
+    DocumentState,
+    FilterInput,
+    SparseVec,
+    VectorStore,
+)
 from tools.knowledge_base.store.filters import AndFilter, InCondition, MatchCondition, NotEqualCondition
 
 
@@ -42,10 +49,12 @@ class QdrantStore(VectorStore):
         """Whether the collection exists yet (reads of a missing collection find nothing)."""
 
     @abstractmethod
-    def _point(
-        self, point_id: str, dense: list[float] | None, sparse: SparseVec | None, payload: dict
-    ) -> Any:
-        """The engine's point object with the named vectors that are given."""
+    def _sparse_vector(self, sparse: SparseVec) -> Any:
+        """The engine's sparse vector object."""
+
+    @abstractmethod
+    def _point(self, point_id: str, vectors: dict[str, Any], payload: dict[str, Any]) -> Any:
+        """The engine's point object with these named vectors."""
 
     @abstractmethod
     def _upsert_points(self, points: Sequence[Any]) -> None: ...
@@ -88,19 +97,15 @@ class QdrantStore(VectorStore):
             raise ValueError(f"{len(sparse)} sparse vectors for {len(chunks)} chunks")
         points = []
         for i, chunk in enumerate(chunks):
-            dense_vector = sparse_vector = None
+            vectors: dict[str, Any] = {}
             if chunk.searchable:  # a summary or table-parent point is stored without vectors
                 if dense is not None:
-                    dense_vector = np.asarray(dense[i], np.float32).tolist()
+                    vectors[DENSE_VECTOR] = np.asarray(dense[i], np.float32).tolist()
                 terms = sparse[i]
                 if terms is not None and terms.indices:
-                    sparse_vector = terms
+                    vectors[SPARSE_VECTOR] = self._sparse_vector(terms)
             payload = chunk_payload(chunk, doc_version, ingest_signature)
-            points.append(
-                self._point(
-                    versioned_point_id(chunk.chunk_id, doc_version), dense_vector, sparse_vector, payload
-                )
-            )
+            points.append(self._point(versioned_point_id(chunk.chunk_id, doc_version), vectors, payload))
         for start in range(0, len(points), UPSERT_BATCH):
             self._upsert_points(points[start : start + UPSERT_BATCH])
 

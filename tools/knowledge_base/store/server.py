@@ -117,16 +117,10 @@ class ServerStore(QdrantStore):
     def _has_collection(self) -> bool:
         return self._collection_exists()
 
-    def _point(
-        self, point_id: str, dense: list[float] | None, sparse: SparseVec | None, payload: dict
-    ) -> Any:
-        vectors: dict[str, Any] = {}
-        if dense is not None:
-            vectors[DENSE_VECTOR] = dense
-        if sparse is not None:
-            vectors[SPARSE_VECTOR] = models.SparseVector(
-                indices=list(sparse.indices), values=list(sparse.values)
-            )
+    def _sparse_vector(self, sparse: SparseVec) -> Any:
+        return models.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
+
+    def _point(self, point_id: str, vectors: dict[str, Any], payload: dict[str, Any]) -> Any:
         return models.PointStruct(id=point_id, vector=vectors, payload=payload)
 
     def _upsert_points(self, points: Sequence[Any]) -> None:
