@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         out = RESULTS / f"qa_{name}.json"
         if out.is_file() and not args.force:
             saved = json.loads(out.read_text())
-            if saved["questions"] == limit:
+            if saved["questions"] + len(saved.get("skipped_questions", [])) == limit:
                 print(f"{name}: reusing {out.name}")
                 summary["runs"][name] = headline(saved)
                 continue

@@ -211,6 +211,8 @@ def eval_qa(
         typer.echo(f"  route {name:>9}: {stats.questions:4d} ({stats.share:.0%})  "
                    f"LLM calls/q {stats.llm_calls_per_question:.2f}  latency p50 {stats.latency.p50_ms / 1000:.1f} s "
                    f"p95 {stats.latency.p95_ms / 1000:.1f} s  contained {stats.contained:.2f}")  # fmt: skip
+    for skipped in report.skipped_questions:
+        typer.echo(f"skipped {skipped}", err=True)
     if report.errors:
         typer.echo(
             f"{report.errors} question(s) failed; see --json --per-question for their errors", err=True

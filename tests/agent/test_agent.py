@@ -43,7 +43,7 @@ def scripted_agent(knowledge_base: KnowledgeBase, tmp_path: Path) -> tuple[Agent
         settings,
         llm=llm,
         knowledge_base=knowledge_base,
-        reranker=ScriptedReranker({"handbook::c0": 0.9, "handbook::c1": 0.7}, default=0.1),
+        reranker=ScriptedReranker({"handbook::c0": 0.9, "handbook::c1": 0.7}, default=0.05),
         web=None,
         embedder=knowledge_base.embedder,
     )

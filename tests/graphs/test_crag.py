@@ -68,7 +68,7 @@ def test_action_depends_on_web_availability_and_the_retry_counter() -> None:
 
 
 def test_correct_retrieval_is_refined_without_web_search(make_graph, tavily) -> None:
-    reranker = ScriptedReranker({"handbook::c0": 0.9}, default=0.1)
+    reranker = ScriptedReranker({"handbook::c0": 0.9}, default=0.05)
     graph, _ = make_graph(answering_llm(), reranker=reranker, web=tavily)
     state = run_turn(graph, QUESTION, route="single")
     assert state["crag_grade"] == "correct" and state["crag_action"] == "refine"

@@ -15,7 +15,7 @@ def test_second_turn_is_rewritten_resets_its_steps_and_reuses_the_previous_conte
             "contextualize_question": "How many unused annual leave days can Northwind employees carry over?",
         }
     )
-    reranker = ScriptedReranker({"handbook::c0": 0.9, "handbook::c1": 0.8}, default=0.1)
+    reranker = ScriptedReranker({"handbook::c0": 0.9, "handbook::c1": 0.8}, default=0.05)
     graph, settings = make_graph(llm, reranker=reranker, checkpointer="settings")
     first = run_turn(
         graph, "How many days of annual leave do Northwind employees get?", route="single", thread_id="t1"

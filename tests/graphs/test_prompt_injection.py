@@ -30,7 +30,7 @@ def test_injected_instructions_reach_the_generator_only_inside_a_passage(make_gr
             "check_support": ALL_FULLY,
         }
     )
-    graph, _ = make_graph(llm, reranker=ScriptedReranker({"supplier-note::c0": 0.95}, default=0.1))
+    graph, _ = make_graph(llm, reranker=ScriptedReranker({"supplier-note::c0": 0.95}, default=0.05))
     state = run_turn(graph, "What does the supplier note say about the Falcon order?", route="single")
     [(name, messages)] = [call for call in llm.calls if call[0] == "generate_answer"]
     system, user = messages[0].text, user_text(messages)

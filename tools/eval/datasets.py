@@ -16,6 +16,9 @@ Selection: ``limit`` questions, either the first ones in file order or, with ``s
 seeded random sample (kept in file order). SQuAD-format files are always sampled (default seed 0):
 their first questions all come from one article.
 
+A selected question with no question text (CMRC 2018 trial has one: ``TRIAL_776_QUERY_4``) is not
+run: it is listed in ``QADataset.skipped`` with its id, and the selection is otherwise unchanged.
+
 Document ids are opaque (a hash of the title or text), so neither the model nor a reader of the
 prompt can tell a positive passage from a negative one by its id.
 """
@@ -69,6 +72,9 @@ class QADataset(BaseModel):
     examples: list[QAExample]
     passages: list[QAPassage]
     negative_only: bool = False
+    skipped: list[str] = Field(
+        default_factory=list, description="selected questions that cannot be asked, each with why"
+    )
 
 
 def load_qa_dataset(
@@ -90,12 +96,27 @@ def load_qa_dataset(
     if negative_only and qa_format != "rgb":
         raise ConfigError("negative_only applies to --format rgb only (RGB ships the negative passages)")
     if qa_format == "hotpot":
-        return _read_hotpot(path, limit, sample_seed)
-    if qa_format == "squad":
-        return _read_squad(path, limit, DEFAULT_SQUAD_SEED if sample_seed is None else sample_seed)
-    if qa_format == "rgb":
-        return _read_rgb(path, limit, sample_seed, negative_only)
-    raise ConfigError(f"unknown QA format {qa_format!r}: expected hotpot, squad or rgb")
+        dataset = _read_hotpot(path, limit, sample_seed)
+    elif qa_format == "squad":
+        dataset = _read_squad(path, limit, DEFAULT_SQUAD_SEED if sample_seed is None else sample_seed)
+    elif qa_format == "rgb":
+        dataset = _read_rgb(path, limit, sample_seed, negative_only)
+    else:
+        raise ConfigError(f"unknown QA format {qa_format!r}: expected hotpot, squad or rgb")
+    return _without_blank_questions(dataset)
+
+
+def _without_blank_questions(dataset: QADataset) -> QADataset:
+    """Drop selected questions that have no text (the agent rejects them), naming each in ``skipped``."""
+    blank = [e for e in dataset.examples if not e.question.strip()]
+    if not blank:
+        return dataset
+    return dataset.model_copy(
+        update={
+            "examples": [e for e in dataset.examples if e.question.strip()],
+            "skipped": [f"{dataset.path.name}: question {e.qid!r} has no question text" for e in blank],
+        }
+    )
 
 
 def select_indexes(total: int, limit: int | None, sample_seed: int | None) -> list[int]:

@@ -237,6 +237,9 @@ class QAReport(BaseModel):
     index_points: int
     collection: str
     llm: str
+    crag_thresholds: dict[str, float] | None = Field(
+        None, description="graph.crag_upper / crag_lower of the run (they decide CRAG's refusals)"
+    )
     metrics: dict[str, float] = Field(description="means over all questions (see the module docstring)")
     support: dict[str, float]
     routes: dict[str, RouteStats]
@@ -249,6 +252,9 @@ class QAReport(BaseModel):
     seconds: float
     ingest: dict[str, Any] | None = None
     results: list[QuestionResult] = Field(default_factory=list)
+    skipped_questions: list[str] = Field(
+        default_factory=list, description="selected questions not run (no question text), each with why"
+    )
 
 
 # --- running ---------------------------------------------------------------------------------------
@@ -407,6 +413,7 @@ def summarize(
         latency=LatencyStats.of([r.total_ms / 1000.0 for r in results]),
         errors=sum(1 for r in results if r.error),
         results=results,
+        skipped_questions=dataset.skipped,
         **facts,
     )
 
@@ -485,6 +492,7 @@ def run_qa_eval(
         config, dataset, results,
         index_documents=index_documents, index_points=index_points, collection=settings.qdrant.collection,
         llm=llm_name, seconds=round(time.perf_counter() - started, 1),
+        crag_thresholds={"upper": settings.graph.crag_upper, "lower": settings.graph.crag_lower},
         ingest=report.model_dump(mode="json", exclude={"warnings"}) if report.indexed else None,
     )  # fmt: skip
 

@@ -135,6 +135,16 @@ def test_squad_sample_is_fixed_by_its_seed(tmp_path: Path):
     assert picks == again
 
 
+def test_a_question_without_text_is_skipped_by_name_and_the_rest_are_kept(tmp_path: Path):
+    # CMRC 2018 trial ships one such question (TRIAL_776_QUERY_4); the agent rejects a blank question.
+    blank = json.loads(json.dumps(SQUAD))
+    blank["data"][0]["paragraphs"][0]["qas"][0]["question"] = "  "
+    dataset = load_qa_dataset(_write(tmp_path, "dev.json", json.dumps(blank)), "squad")
+    assert "a1" not in {e.qid for e in dataset.examples}
+    assert len(dataset.examples) == sum(len(p["qas"]) for a in SQUAD["data"] for p in a["paragraphs"]) - 1
+    assert dataset.skipped == ["dev.json: question 'a1' has no question text"]
+
+
 def test_chinese_squad_format_is_detected_as_chinese(tmp_path: Path):
     cmrc = {"version": "v1.0", "data": [{"id": "T1", "title": "泡泡战士", "paragraphs": [
         {"id": "T1", "context": "生命数耗完即算为踢爆。", "qas": [

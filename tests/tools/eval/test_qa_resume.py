@@ -3,6 +3,7 @@ their results are reported as they were."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tools.eval.datasets import load_qa_dataset
@@ -40,3 +41,22 @@ def test_questions_already_done_are_reported_not_rerun(tmp_path: Path):
     assert report.questions == 2
     assert report.metrics["contained"] == 0.5
     assert report.latency.p50_ms > 0
+
+
+def test_a_blank_question_is_reported_as_skipped_not_as_a_failed_run(tmp_path: Path):
+    squad = {"data": [{"title": "Alpha", "paragraphs": [{"context": "Alpha was founded in 1900.", "qas": [
+        {"id": "q1", "question": "When was Alpha founded?", "answers": [{"text": "1900"}]},
+        {"id": "q2", "question": "", "answers": [{"text": "Alpha"}]}]}]}]}  # fmt: skip
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(squad), encoding="utf-8")
+    dataset = load_qa_dataset(path, "squad")
+    done = [QuestionResult(qid="q1", question="When was Alpha founded?", language="en", gold=[["1900"]],
+                           answer="In 1900.", route="single", contained=True, total_ms=500.0)]  # fmt: skip
+
+    config = QAEvalConfig(dataset=path, format="squad", route="single")
+    report = run_qa_eval(config, qa_settings(dataset, tmp_path), home=tmp_path, progress=False, done=done)
+
+    assert report.questions == 1
+    assert report.errors == 0
+    assert report.skipped_questions == ["dev.json: question 'q2' has no question text"]
+    assert report.crag_thresholds == {"upper": 0.52, "lower": 0.10}  # the defaults, recorded with the run
