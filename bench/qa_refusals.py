@@ -9,6 +9,11 @@ knowledge base ``bench.qa`` built) and we record whether a retrieved passage con
 at which rank, and the best rerank score. A refusal with the answer on the page is a false refusal;
 which step made it (``crag_action``: ``refuse`` = CRAG graded every passage below ``crag_lower``)
 says where to look. Saves ``bench/results/qa_<run>_refusals.json``.
+
+``--rerun`` then asks the questions CRAG refused (``crag_action == "refuse"``) again through the whole
+agent with the current settings (e.g. after recalibrating ``graph.crag_lower``) and reports how many
+are still refused and how many answers now contain the gold answer. It measures those questions
+only: the other questions' results are those of the saved run.
 """
 
 from __future__ import annotations
@@ -27,22 +32,28 @@ if str(REPO) not in sys.path:
 from bench.qa import DATA, RESULTS, RUNS  # noqa: E402
 
 
+def dataset_limit(saved: dict) -> int:
+    """The ``limit`` the saved run was made with (questions run plus questions skipped)."""
+    return saved["questions"] + len(saved.get("skipped_questions", []))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", choices=sorted(RUNS), help="the bench.qa run whose refusals to replay")
     parser.add_argument("--home", type=Path, default=REPO / ".ragpilot-bench")
+    parser.add_argument("--rerun", action="store_true", help="ask CRAG's refusals again (current settings)")
     args = parser.parse_args(argv)
 
     from graphs.rag.nodes.retrieve import search_and_rerank
     from graphs.rag.resources import Resources
     from tools.eval.datasets import load_qa_dataset
-    from tools.eval.qa import qa_settings
+    from tools.eval.qa import QAEvalConfig, QuestionResult, qa_settings, run_qa_eval
     from tools.knowledge_base.knowledge_base import KnowledgeBase
 
     spec = RUNS[args.run]
     saved = json.loads((RESULTS / f"qa_{args.run}.json").read_text(encoding="utf-8"))
     dataset = load_qa_dataset(
-        DATA / spec["file"], spec["format"], limit=saved["questions"] + len(saved.get("skipped_questions", [])),
+        DATA / spec["file"], spec["format"], limit=dataset_limit(saved),
         sample_seed=spec.get("seed"), negative_only=spec.get("negative_only", False),
     )  # fmt: skip
     refused = {r["qid"]: r for r in saved["results"] if r["refused"]}
@@ -86,9 +97,33 @@ def main(argv: list[str] | None = None) -> int:
         "refusal_reasons": dict(Counter(str(r["refusal_reason"]) for r in rows).most_common()),
         "rows": rows,
     }
+    if args.rerun:
+        again = {qid for qid, r in refused.items() if r["crag_action"] == "refuse"}
+        config = QAEvalConfig(
+            dataset=DATA / spec["file"], format=spec["format"], limit=dataset_limit(saved),
+            sample_seed=spec.get("seed"), route=spec["route"], negative_only=spec.get("negative_only", False),
+        )  # fmt: skip
+        done = [QuestionResult.model_validate(r) for r in saved["results"] if r["qid"] not in again]
+        rerun: list[QuestionResult] = []
+        run_qa_eval(config, settings, home=args.home, progress=False, on_result=rerun.append, done=done)
+        report["rerun"] = {
+            "questions": len(rerun),
+            "crag_thresholds": {"upper": settings.graph.crag_upper, "lower": settings.graph.crag_lower},
+            "still_refused": sum(r.refused for r in rerun),
+            "contained": sum(r.contained for r in rerun),
+            "f1_mean": round(statistics.fmean(r.f1 for r in rerun), 4) if rerun else 0.0,
+            "crag_actions": dict(Counter(str(r.crag_action) for r in rerun).most_common()),
+            "llm_calls_per_question": round(statistics.fmean(r.llm_calls for r in rerun), 2)
+            if rerun
+            else 0.0,
+            "results": [r.model_dump(mode="json") for r in rerun],
+        }
     out = RESULTS / f"qa_{args.run}_refusals.json"
     out.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({k: v for k, v in report.items() if k != "rows"}, ensure_ascii=False, indent=1))
+    shown = {k: v for k, v in report.items() if k != "rows"}
+    if "rerun" in shown:
+        shown["rerun"] = {k: v for k, v in shown["rerun"].items() if k != "results"}
+    print(json.dumps(shown, ensure_ascii=False, indent=1))
     print(f"saved {out}")
     return 0
 

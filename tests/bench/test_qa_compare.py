@@ -1,0 +1,33 @@
+"""Paired comparison of two QA runs: discordant pairs and the exact McNemar test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.qa_compare import compare, mcnemar_exact
+
+
+def test_mcnemar_exact_matches_the_binomial_tail():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(3, 3) == 1.0
+    assert round(mcnemar_exact(1, 15), 5) == 0.00052  # 2 * 17 / 2**16
+    assert mcnemar_exact(2, 9) == mcnemar_exact(9, 2)
+
+
+def _run(path: Path, contained: list[bool]) -> Path:
+    results = [
+        {"qid": f"q{i}", "contained": c, "refused": not c, "f1": 1.0 if c else 0.0}
+        for i, c in enumerate(contained)
+    ]
+    path.write_text(json.dumps({"results": results}), encoding="utf-8")
+    return path
+
+
+def test_only_shared_questions_are_compared_pair_by_pair(tmp_path: Path):
+    a = _run(tmp_path / "a.json", [True, True, False, False])
+    b = _run(tmp_path / "b.json", [True, False, True, True, True])  # q4 is not in run a
+    report = compare(a, b)
+    assert report["questions"] == 4
+    assert report["contained"] == {"a": 2, "b": 3, "only_a": 1, "only_b": 2, "mcnemar_p": 1.0}
+    assert report["f1_mean"] == {"a": 0.5, "b": 0.75}
