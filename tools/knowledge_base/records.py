@@ -76,7 +76,9 @@ class Chunk(BaseModel):
     parent_id: str | None = None
     level: int = Field(0, description="0 for leaves; parents of hierarchical chunking count up")
     window: str | None = Field(None, description="sentence-window text the generator reads instead of text")
-    context: str | None = Field(None, description="optional LLM-written context sentence (contextual retrieval)")
+    context: str | None = Field(
+        None, description="optional LLM-written context sentence (contextual retrieval)"
+    )
     keys: dict[str, str] = Field(default_factory=dict)
     acl: list[str] = Field(default_factory=lambda: ["public"])
     searchable: bool = Field(True, description="parents are stored for expansion but not searched")
