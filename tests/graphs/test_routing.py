@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.errors import ConfigError
+from graphs.rag.classifier.local import asks_time_sensitive_fact
 from tests.graphs.helpers import ScriptedChatModel
 from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, nodes_run, run_turn, step
 
@@ -44,6 +45,61 @@ def test_question_naming_the_users_documents_is_never_answered_directly(make_gra
     state = run_turn(graph, "According to the handbook, how many days of annual leave do we get?")
     assert state["route"] == "single"
     assert step(state, "route_question")["escalated"] == "the question names the user's documents"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many days of annual leave did employees get in 2021?",
+        "What is the latest annual leave allowance?",
+    ],
+)
+def test_a_question_about_a_given_year_or_the_latest_facts_is_never_answered_from_memory(
+    make_graph, question: str
+) -> None:
+    # RGB's "我国2021年人口出生率" went 'direct' and the 1.5B model answered "1.57" (the source: 7.52‰).
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of annual leave.", "25 days"),
+            "check_support": ALL_FULLY,
+        }
+    )
+    graph, _ = make_graph(llm, classifier=FixedClassifier("direct", 0.99))
+    state = run_turn(graph, question)
+    assert state["route"] == "single" and "retrieve" in nodes_run(state)
+    assert (
+        step(state, "route_question")["escalated"]
+        == "the question asks about a given year or the latest facts"
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "time_sensitive"),
+    [
+        ("我国2021年人口出生率", True),
+        ("2022年苹果春季发布会的新手机", True),
+        ("最新的年假政策是什么？", True),
+        ("Who won the 1998 World Cup?", True),
+        ("What is 17 times 23?", False),
+        ("What is 3.1416 rounded to 2 decimals?", False),
+        ("Call 020-12345678 for support?", False),
+        ("嗨，最近怎么样？", False),
+        ("Summarize in one word how you feel today", False),
+    ],
+)
+def test_time_sensitive_questions_are_told_by_a_year_or_latest(question: str, time_sensitive: bool) -> None:
+    assert asks_time_sensitive_fact(question) is time_sensitive
+
+
+@pytest.mark.parametrize(
+    "question", ["What is 17 times 23?", "What is 3.1416 rounded to 2 decimals?", "嗨，最近怎么样？"]
+)
+def test_arithmetic_and_greetings_stay_direct(make_graph, question: str) -> None:
+    llm = ScriptedChatModel(replies={"generate_direct": "Hello!"})
+    graph, _ = make_graph(llm, classifier=FixedClassifier("direct", 0.99))
+    state = run_turn(graph, question)
+    assert state["route"] == "direct"
+    assert "escalated" not in step(state, "route_question")
 
 
 def run_aurora_question(make_graph, first_step_claims_answer: bool) -> dict:

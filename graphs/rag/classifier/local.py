@@ -100,6 +100,18 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _TITLE_MARKS = re.compile(r"《[^》]+》|\"[^\"]+\"|“[^”]+”")
 
 
+# A year (1900-2099, not part of a longer number) or "latest / 最新": facts that change with time, which a
+# model's memory is no source for. Kept out of words like "today" / "最近" that greetings use too.
+_TIME_SENSITIVE = re.compile(
+    r"(?<![\d.])(19|20)\d{2}(?![\d.])|\b(latest|newest|most recent)\b|最新", re.IGNORECASE
+)
+
+
+def asks_time_sensitive_fact(question: str) -> bool:
+    """True when the question is about a given year or the latest state of something ("我国2021年人口出生率")."""
+    return bool(_TIME_SENSITIVE.search(question))
+
+
 def mentions_documents(question: str) -> bool:
     """True when the question names the user's documents ("according to the handbook", "文档里")."""
     return bool(_DOCUMENT_REFERENCE.search(question))

@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.rag.classifier.local import mentions_documents
+from graphs.rag.classifier.local import asks_time_sensitive_fact, mentions_documents
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -15,7 +15,8 @@ from graphs.rag.state import RagState
 @records_step("route_question")
 def route_question(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Pick the route. A 'direct' verdict escalates to 'single' (Self-RAG's Retrieve decision) when the
-    classifier is not confident enough or the question names the user's documents; a forced route is kept."""
+    classifier is not confident enough, the question names the user's documents, or it asks about a given
+    year or the latest facts (the model's memory is no source for those); a forced route is kept."""
     question = state["standalone_question"]
     forced = state.get("route_request") or "auto"
     if forced != "auto":
@@ -33,6 +34,8 @@ def route_question(state: RagState, config: RunnableConfig, *, resources: Resour
         bound = resources.settings.graph.direct_min_confidence
         if mentions_documents(question):
             escalated = "the question names the user's documents"
+        elif asks_time_sensitive_fact(question):
+            escalated = "the question asks about a given year or the latest facts"
         elif verdict.confidence < bound:
             escalated = f"classifier confidence {verdict.confidence:.2f} below graph.direct_min_confidence {bound:.2f}"
         if escalated:
