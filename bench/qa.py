@@ -119,6 +119,11 @@ def _resumable(partial: Path, limit: int) -> list[Any]:
     return results[:limit]
 
 
+def saved_limit(saved: dict[str, Any]) -> int:
+    """The ``limit`` a saved run was made with: the questions run plus those skipped (no text)."""
+    return saved["questions"] + len(saved.get("skipped_questions", []))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -145,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         out = RESULTS / f"qa_{name}.json"
         if out.is_file() and not args.force:
             saved = json.loads(out.read_text())
-            if saved["questions"] + len(saved.get("skipped_questions", [])) == limit:
+            if saved_limit(saved) == limit:
                 print(f"{name}: reusing {out.name}")
                 summary["runs"][name] = headline(saved)
                 continue

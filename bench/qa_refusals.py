@@ -29,12 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.qa import DATA, RESULTS, RUNS  # noqa: E402
-
-
-def dataset_limit(saved: dict) -> int:
-    """The ``limit`` the saved run was made with (questions run plus questions skipped)."""
-    return saved["questions"] + len(saved.get("skipped_questions", []))
+from bench.qa import DATA, RESULTS, RUNS, saved_limit  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = RUNS[args.run]
     saved = json.loads((RESULTS / f"qa_{args.run}.json").read_text(encoding="utf-8"))
     dataset = load_qa_dataset(
-        DATA / spec["file"], spec["format"], limit=dataset_limit(saved),
+        DATA / spec["file"], spec["format"], limit=saved_limit(saved),
         sample_seed=spec.get("seed"), negative_only=spec.get("negative_only", False),
     )  # fmt: skip
     refused = {r["qid"]: r for r in saved["results"] if r["refused"]}
@@ -100,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rerun:
         again = {qid for qid, r in refused.items() if r["crag_action"] == "refuse"}
         config = QAEvalConfig(
-            dataset=DATA / spec["file"], format=spec["format"], limit=dataset_limit(saved),
+            dataset=DATA / spec["file"], format=spec["format"], limit=saved_limit(saved),
             sample_seed=spec.get("seed"), route=spec["route"], negative_only=spec.get("negative_only", False),
         )  # fmt: skip
         done = [QuestionResult.model_validate(r) for r in saved["results"] if r["qid"] not in again]
