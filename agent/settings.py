@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+import platformdirs
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -93,6 +94,11 @@ class LLMSettings(BaseModel):
         description="local model: RAM for llama.cpp states of earlier prompts, so a prompt that starts like "
         "one of them (the same system prompt) skips evaluating that prefix; 0 turns it off",
     )  # fmt: skip
+    weight_repacking: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="local model: let llama.cpp repack weights for this CPU. auto = the faster layout, "
+        "measured once per machine in a child process, never one that crashes there or is known to (AMX)",
+    )
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(2, ge=0, le=10)
 
@@ -212,8 +218,9 @@ class Settings(BaseSettings):
     )
     models_dir: Path | None = Field(
         None,
-        description="where assembled local model files are cached; default <home>/models. Share it "
-        "between data directories so the 1.1 GB GGUF is assembled once per machine",
+        description="where assembled local model files are cached (env RAGPILOT_MODELS_DIR); default the "
+        "user's cache directory (~/.cache/ragpilot/models on Linux), shared by every data directory so "
+        "the 1.1 GB GGUF is assembled once per machine",
     )
     user_groups: list[str] = Field(
         default_factory=lambda: ["public"], description="ACL groups of the local user"
@@ -291,7 +298,7 @@ class Settings(BaseSettings):
 
     @property
     def model_cache_dir(self) -> Path:
-        return self.models_dir or self.home / "models"
+        return self.models_dir or Path(platformdirs.user_cache_dir("ragpilot")) / "models"
 
     @property
     def threads_db(self) -> Path:

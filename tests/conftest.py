@@ -1,7 +1,7 @@
 """Shared test setup.
 
 Tests run fully offline with the real local models. The 1.1 GB GGUF is assembled once per machine into
-a shared models directory (not once per temporary data directory).
+the user's model cache (the default), shared by every temporary data directory.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
-# Set before any Settings object is built, so every test's data directory shares one model cache.
-os.environ.setdefault("RAGPILOT_MODELS_DIR", str(REPO_ROOT / ".ragpilot" / "models"))
 # Never reach for a model hub, whatever a library might try.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

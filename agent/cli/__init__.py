@@ -4,6 +4,7 @@
 from agent.cli import (  # noqa: E402,F401  (imported for their registration side effect)
     ask_command,
     chat_command,
+    doctor_command,
     eval_command,
     ingest_command,
     search_command,

@@ -49,7 +49,7 @@ def _cache_key(settings: Settings, provider: str) -> tuple[object, ...]:
     if provider == "local":
         return (
             *common, str(settings.model_cache_dir.resolve()), llm.context_tokens, llm.num_threads,
-            llm.prompt_cache_mb,
+            llm.prompt_cache_mb, llm.weight_repacking,
         )  # fmt: skip
     return (
         *common,

@@ -14,7 +14,9 @@ the last prompt's state; a ``LlamaRAMCache`` keeps earlier ones, and a prompt th
 them resumes from its state instead of evaluating the system prompt again (answer + check for three
 questions: 62% fewer prompt tokens evaluated). A resumed prefix is not bit-identical to evaluating the
 whole prompt, so a greedy reply can be worded differently: 39 of 46 HotpotQA answers came out the same,
-the others changed both ways (``bench/prompt_cache.py`` measures both settings). The reply's usage
+the others changed both ways (``bench/prompt_cache.py`` measures both settings). How often depends on the
+weight layout: unrepacked weights (chosen where they are faster, ``native_probe``) evaluate a batch
+with other kernels than a single token, so a prompt resumed whole from the cache changes more often. The reply's usage
 reports the reused tokens as ``input_token_details.cache_read``, as ChatOpenAI does for OpenAI's
 prompt caching.
 """
@@ -36,6 +38,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
 from agent.errors import ProviderUnavailable
+from agent.providers.llama_cpu import WeightRepacking
 from agent.providers.local_gguf import GGUF_FILENAME, ensure_local_gguf
 from agent.providers.structured_output import OutputSchema, structured_output_runnable
 from agent.settings import Settings
@@ -59,34 +62,72 @@ class _LoadedLlama:
     llama: Any  # llama_cpp.Llama; typed loosely so importing this module does not load llama.cpp
     lock: threading.Lock = field(default_factory=threading.Lock)
     load_seconds: float = 0.0
+    use_extra_buffers: bool = True
+    repacking_reason: str = ""
 
 
-_LOADED: dict[tuple[str, int, int, int], _LoadedLlama] = {}
+_LOADED: dict[tuple[str, int, int, int, str], _LoadedLlama] = {}
 _LOADING_LOCK = threading.Lock()
 
 
 def load_llama(
-    model_path: Path, context_tokens: int, num_threads: int, prompt_cache_mb: int = 0
+    model_path: Path,
+    context_tokens: int,
+    num_threads: int,
+    prompt_cache_mb: int = 0,
+    weight_repacking: WeightRepacking = "auto",
 ) -> _LoadedLlama:
-    """Return the process-wide llama.cpp model for this (path, context, threads, cache), loading it once."""
-    key = (str(Path(model_path).resolve()), context_tokens, num_threads, prompt_cache_mb)
+    """Return the process-wide llama.cpp model for these options, loading it once.
+
+    The first load on a machine is tried in a child process first (``native_probe``): a llama.cpp crash
+    there becomes a ProviderUnavailable naming the cause, and a layout that crashes is not used.
+    """
+    key = (str(Path(model_path).resolve()), context_tokens, num_threads, prompt_cache_mb, weight_repacking)
     with _LOADING_LOCK:
         loaded = _LOADED.get(key)
         if loaded is None:
             import time
 
-            from llama_cpp import Llama
+            from agent.providers.native_probe import safe_weight_repacking
 
             started = time.perf_counter()
-            try:
-                llama = Llama(model_path=key[0], n_ctx=context_tokens, n_threads=num_threads, verbose=False)
-            except ValueError as exc:  # llama.cpp reports an unreadable model file as ValueError
-                raise ProviderUnavailable(PROVIDER_LABEL, f"cannot load {key[0]}: {exc}") from exc
+            verdict = safe_weight_repacking(Path(key[0]), weight_repacking, num_threads)
+            llama = open_llama(Path(key[0]), context_tokens, num_threads, verdict.use_extra_buffers)
             if prompt_cache_mb:
                 llama.set_cache(_prompt_state_cache(prompt_cache_mb << 20))
-            loaded = _LoadedLlama(llama, load_seconds=time.perf_counter() - started)
+            loaded = _LoadedLlama(
+                llama,
+                load_seconds=time.perf_counter() - started,
+                use_extra_buffers=verdict.use_extra_buffers,
+                repacking_reason=verdict.reason,
+            )
             _LOADED[key] = loaded
     return loaded
+
+
+def open_llama(model_path: Path, context_tokens: int, num_threads: int, use_extra_buffers: bool) -> Any:
+    """A ``llama_cpp.Llama`` over ``model_path``; ``use_extra_buffers=False`` keeps weights unrepacked.
+
+    ``Llama()`` does not take llama.cpp's ``use_extra_bufts``, so the model parameters it starts from
+    are amended for the duration of this one load (callers hold ``_LOADING_LOCK``, or are a probe child).
+    """
+    import llama_cpp.llama_cpp as native
+    from llama_cpp import Llama
+
+    defaults = native.llama_model_default_params
+
+    def amended_defaults() -> Any:
+        params = defaults()
+        params.use_extra_bufts = use_extra_buffers
+        return params
+
+    native.llama_model_default_params = amended_defaults
+    try:
+        return Llama(model_path=str(model_path), n_ctx=context_tokens, n_threads=num_threads, verbose=False)
+    except ValueError as exc:  # llama.cpp reports an unreadable model file as ValueError
+        raise ProviderUnavailable(PROVIDER_LABEL, f"cannot load {model_path}: {exc}") from exc
+    finally:
+        native.llama_model_default_params = defaults
 
 
 def _prompt_state_cache(capacity_bytes: int) -> Any:
@@ -175,6 +216,7 @@ class LocalLlamaChatModel(BaseChatModel):
     context_tokens: int = 4096
     num_threads: int = 2
     prompt_cache_mb: int = 0
+    weight_repacking: WeightRepacking = "auto"
     temperature: float = 0.0
     max_tokens: int = 512
     #: route ``invoke`` through the token stream so callbacks get ``on_llm_new_token`` (as in ChatOpenAI)
@@ -188,6 +230,7 @@ class LocalLlamaChatModel(BaseChatModel):
             context_tokens=settings.llm.context_tokens,
             num_threads=settings.llm.num_threads,
             prompt_cache_mb=settings.llm.prompt_cache_mb,
+            weight_repacking=settings.llm.weight_repacking,
             temperature=settings.llm.temperature,
             max_tokens=settings.llm.max_tokens,
         )
@@ -207,7 +250,9 @@ class LocalLlamaChatModel(BaseChatModel):
 
     def loaded(self) -> _LoadedLlama:
         """The loaded llama.cpp model (loads it on first use; about 2 s)."""
-        return load_llama(self.model_path, self.context_tokens, self.num_threads, self.prompt_cache_mb)
+        return load_llama(
+            self.model_path, self.context_tokens, self.num_threads, self.prompt_cache_mb, self.weight_repacking
+        )
 
     def _completion_options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
         options: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}

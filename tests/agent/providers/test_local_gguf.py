@@ -187,3 +187,27 @@ def test_the_real_part_packages_assemble_to_the_published_checksum():
         Path(importlib.import_module(p).get_part_path()).stat().st_size for p in local_gguf.PART_PACKAGES
     )
     assert path.stat().st_size == parts_total
+
+
+def test_two_data_directories_share_one_model_cache_per_machine(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAGPILOT_MODELS_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    packages = make_part_packages(tmp_path, monkeypatch, PARTS)
+    monkeypatch.setattr(local_gguf, "PART_PACKAGES", tuple(packages))
+    monkeypatch.setattr(local_gguf, "GGUF_SHA256", WHOLE_SHA)
+    first = load_settings(home=tmp_path / "kb-one")
+    second = load_settings(home=tmp_path / "kb-two")
+
+    path = ensure_local_gguf(first)
+    written_at = path.stat().st_mtime_ns
+
+    assert ensure_local_gguf(second) == path
+    assert path.parent == tmp_path / "user-cache" / "ragpilot" / "models"
+    assert path.stat().st_mtime_ns == written_at  # reused, not assembled again
+    assert not (tmp_path / "kb-one" / "models").exists() and not (tmp_path / "kb-two" / "models").exists()
+
+
+def test_models_dir_overrides_the_per_machine_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGPILOT_MODELS_DIR", str(tmp_path / "elsewhere"))
+
+    assert load_settings(home=tmp_path / "kb").model_cache_dir == tmp_path / "elsewhere"
