@@ -1,36 +1,14 @@
-"""ragpilot's public face. ``from agent import Agent``; ``Agent().ask("question") -> Answer``.
+"""ragpilot's application layer and public face. ``from agent import Agent``; ``Agent().ask("q") -> Answer``.
 
-Exports are resolved lazily (module ``__getattr__``): importing ``agent.settings`` or ``agent.errors``
-must not pull in the graph, which itself imports ``agent.settings``.
+The ground it stands on (settings, errors, value types) is ``core``; ``load_settings``, ``Settings``,
+``Answer`` and ``Citation`` are re-exported here so one import serves an application.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from agent.agent import Agent
-    from agent.answer import Answer, Citation
-    from agent.settings import Settings, load_settings
-    from graphs.rag.graph import build_graph
-
-_EXPORTS = {
-    "Agent": "agent.agent",
-    "Answer": "agent.answer",
-    "Citation": "agent.answer",
-    "Settings": "agent.settings",
-    "load_settings": "agent.settings",
-    "build_graph": "graphs.rag.graph",
-}
+from agent.agent import Agent
+from core.answer import Answer, Citation
+from core.settings import Settings, load_settings
+from graphs.rag.graph import build_graph
 
 __all__ = ["Agent", "Answer", "Citation", "Settings", "build_graph", "load_settings"]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value

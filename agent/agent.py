@@ -8,27 +8,23 @@ when a ``thread_id`` is given; a stateless one serves one-off questions, so they
 from __future__ import annotations
 
 import threading
-import time
 import uuid
-from collections.abc import Iterator, Sequence
-from typing import Any, cast
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.answer import Answer, Citation, SupportVerdict
-from agent.errors import ConfigError
-from agent.settings import Settings, load_settings
+from agent.run_loop import RunEvent, run_to_answer, stream_answer
+from agent.tracing.recorder import TraceSink
+from core.answer import Answer, Citation, SupportVerdict
+from core.errors import ConfigError
+from core.settings import Settings, load_settings
+from core.vocabulary import ROUTE_REQUESTS
 from graphs.rag.checkpointer import open_checkpointer
 from graphs.rag.graph import build_graph
 from graphs.rag.resources import Resources
-
-ROUTES = ("auto", "direct", "single", "iterative")
-
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex
 
 
 class Agent:
@@ -86,8 +82,8 @@ class Agent:
         run_id: str | None = None,
     ) -> tuple[dict[str, Any], RunnableConfig]:
         """The graph input and run config for one turn (run with ``graph_for(thread_id)``)."""
-        if route is not None and route not in ROUTES:
-            raise ConfigError(f"route must be one of {', '.join(ROUTES)}, got {route!r}")
+        if route is not None and route not in ROUTE_REQUESTS:
+            raise ConfigError(f"route must be one of {', '.join(ROUTE_REQUESTS)}, got {route!r}")
         if groups is not None and (
             isinstance(groups, str) or not groups or not all(g.strip() for g in groups)
         ):
@@ -103,7 +99,7 @@ class Agent:
         }
         return {"question": question, "route_request": route or "auto"}, config
 
-    def stream_steps(
+    def stream(
         self,
         question: str,
         *,
@@ -111,25 +107,18 @@ class Agent:
         groups: Sequence[str] | None = None,
         route: str | None = None,
         run_id: str | None = None,
-    ) -> Iterator[dict[str, Any] | Answer]:
-        """Yield each node's step entry as it finishes (``{"node", "started_at", "ms", "decision"}``),
-        then the ``Answer`` last. ``ask`` is this, consumed."""
-        run_id = run_id or new_run_id()
-        graph_input, config = self.run_request(
-            question, thread_id=thread_id, groups=groups, route=route, run_id=run_id
-        )
-        started = time.perf_counter()
-        final_state: dict[str, Any] = {}
-        stream = self.graph_for(thread_id).stream(graph_input, config, stream_mode=["updates", "values"])
-        for mode, chunk in cast(Iterator[tuple[str, Any]], stream):  # two modes: (mode, chunk) pairs
-            if mode == "values":
-                final_state = chunk
-                continue
-            for update in chunk.values():
-                yield from steps_in(update)
-        yield self.answer_from_state(
-            final_state, run_id=run_id, total_ms=(time.perf_counter() - started) * 1000.0, thread_id=thread_id
-        )
+        sinks: Iterable[TraceSink] = (),
+        tokens: bool = True,
+    ) -> Iterator[RunEvent]:
+        """One turn as events: each step as it finishes, the answer's tokens, then the ``FinalAnswer``.
+
+        The same run loop as the CLI and the HTTP API (``agent.run_loop``): the run is traced under
+        ``settings.traces_dir`` (``ragpilot trace`` replays it) and a thread's checkpoints are compacted.
+        """
+        return stream_answer(
+            self, question, thread_id=thread_id, groups=list(groups) if groups is not None else None,
+            route=route, run_id=run_id, sinks=sinks, tokens=tokens,
+        )  # fmt: skip
 
     def ask(
         self,
@@ -140,13 +129,11 @@ class Agent:
     ) -> Answer:
         """Answer ``question`` (continuing ``thread_id`` when given) as the caller ``groups``.
 
-        ``route`` forces direct / single / iterative instead of the classifier ("auto")."""
-        answer: Answer | None = None
-        for item in self.stream_steps(question, thread_id=thread_id, groups=groups, route=route):
-            if isinstance(item, Answer):
-                answer = item
-        assert answer is not None  # stream_steps always ends with the answer or raises
-        return answer
+        ``route`` forces direct / single / iterative instead of the classifier ("auto"). Traced and
+        compacted like every run (see ``stream``)."""
+        return run_to_answer(
+            self, question, thread_id=thread_id, groups=list(groups) if groups is not None else None, route=route
+        )
 
     def answer_from_state(
         self, state: dict[str, Any], *, run_id: str, total_ms: float = 0.0, thread_id: str | None = None
@@ -156,15 +143,6 @@ class Agent:
 
     def close(self) -> None:
         self.resources.close()
-
-
-def steps_in(update: Any) -> list[dict[str, Any]]:
-    """The step entries in one node's streamed update (``Overwrite`` resets included)."""
-    if not isinstance(update, dict):
-        return []
-    steps = update.get("steps")
-    steps = getattr(steps, "value", steps)  # Overwrite([...]) at turn start
-    return list(steps or [])
 
 
 def answer_from_state(

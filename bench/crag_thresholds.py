@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from agent.settings import load_settings  # noqa: E402
+from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.knowledge_base import KnowledgeBase  # noqa: E402
 from tools.knowledge_base.records import Chunk, content_hash  # noqa: E402
 from tools.rerank.offline import OfflineReranker  # noqa: E402
@@ -84,7 +84,7 @@ def squad_like(name: str, articles: list[dict]) -> tuple[list[dict], list[dict]]
 
 def benchmark_qids(path: Path) -> set[str]:
     """The questions ``bench.qa`` reports on for this file (200, seed 0): kept out of calibration."""
-    from tools.eval.datasets import load_qa_dataset
+    from agent.eval.datasets import load_qa_dataset
 
     return {e.qid for e in load_qa_dataset(path, "squad", limit=200, sample_seed=0).examples}
 
@@ -182,7 +182,7 @@ def main() -> None:
         settings = load_settings(home=Path(home), user_groups=["public"])
         with KnowledgeBase.open(settings) as kb:
             build(kb, paragraphs)
-            reranker = OfflineReranker(settings, kb=kb)
+            reranker = OfflineReranker(settings.rerank, kb=kb)
             rows, latencies = [], []
             for i, q in enumerate(questions):
                 start = time.perf_counter()

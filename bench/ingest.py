@@ -39,7 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agent.settings import load_settings  # noqa: E402
+from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 from tools.knowledge_base.knowledge_base import KnowledgeBase  # noqa: E402
 

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.providers.chat_local import open_llama
-from agent.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
-from agent.providers.local_gguf import ensure_local_gguf
-from agent.providers.native_probe import llama_system_info
-from agent.settings import load_settings
+from core.settings import load_settings
+from tools.providers.chat_local import open_llama
+from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
+from tools.providers.local_gguf import ensure_local_gguf
+from tools.providers.native_probe import llama_system_info
 
 LONG_PROMPT = " ".join(
     f"Passage {i}: the river town kept records of every flood, harvest and market day since 1820."

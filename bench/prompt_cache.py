@@ -44,8 +44,8 @@ def main() -> int:
     parser.add_argument("--cache-mb", type=int, default=1024)
     args = parser.parse_args()
 
-    from tools.eval.datasets import load_qa_dataset
-    from tools.eval.qa import QAEvalConfig, qa_settings, run_qa_eval
+    from agent.eval.datasets import load_qa_dataset
+    from agent.eval.qa import QAEvalConfig, qa_settings, run_qa_eval
 
     dataset = load_qa_dataset(HOTPOT, "hotpot", limit=args.limit)
     config = QAEvalConfig(dataset=HOTPOT, format="hotpot", limit=args.limit, route="single")

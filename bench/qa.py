@@ -1,4 +1,4 @@
-"""QA benchmarks with the offline models (issue 4's closing figures), through ``tools.eval.qa``.
+"""QA benchmarks with the offline models (issue 4's closing figures), through ``agent.eval.qa``.
 
 Runs (each saved as ``bench/results/qa_<run>.json`` with every question's answer and scores):
 
@@ -110,7 +110,7 @@ def plot_summary(summary: dict[str, Any], path: Path) -> None:
 
 def _resumable(partial: Path, limit: int) -> list[Any]:
     """The results an interrupted run of this size left in its partial file (none if it is absent)."""
-    from tools.eval.qa import QuestionResult
+    from agent.eval.qa import QuestionResult
 
     if not partial.is_file():
         return []
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parser.parse_args(argv)
 
-    from tools.eval.qa import QAEvalConfig, QuestionResult, run_qa_eval
+    from agent.eval.qa import QAEvalConfig, QuestionResult, run_qa_eval
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     summary_path = RESULTS / "qa_summary.json"

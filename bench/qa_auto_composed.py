@@ -23,9 +23,9 @@ HOTPOT = ROOT.parent / "shared" / "data" / "hotpotqa" / "hotpot_dev_distractor_f
 
 
 def main() -> int:
-    from agent.settings import load_settings
+    from agent.eval.datasets import load_qa_dataset
+    from core.settings import load_settings
     from graphs.rag.classifier.local import FeatureComplexityClassifier
-    from tools.eval.datasets import load_qa_dataset
 
     runs = {
         route: {r["qid"]: r for r in json.loads((RESULTS / f"qa_hotpot_{route}.json").read_text())["results"]}

@@ -39,10 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerun", action="store_true", help="ask CRAG's refusals again (current settings)")
     args = parser.parse_args(argv)
 
+    from agent.eval.datasets import load_qa_dataset
+    from agent.eval.qa import QAEvalConfig, QuestionResult, qa_settings, run_qa_eval
     from graphs.rag.nodes.retrieve import search_and_rerank
     from graphs.rag.resources import Resources
-    from tools.eval.datasets import load_qa_dataset
-    from tools.eval.qa import QAEvalConfig, QuestionResult, qa_settings, run_qa_eval
     from tools.knowledge_base.knowledge_base import KnowledgeBase
 
     spec = RUNS[args.run]

@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from agent.settings import RerankSettings  # noqa: E402
+from core.settings import RerankSettings  # noqa: E402
 from tools.knowledge_base.records import Hit, LegScore  # noqa: E402
 from tools.knowledge_base.sparse import SparseEncoder  # noqa: E402
 from tools.rerank.offline import FEATURE_NAMES, PassageTerms, candidate_features, judged_passage  # noqa: E402
@@ -141,8 +141,8 @@ class Signals:
 
 def e5_signals(ds: Dataset) -> Signals:
     """e5 vectors from the bench cache (missing passages are embedded and cached; slow) and BM25."""
-    from agent.providers.embedder_local_e5 import LocalE5Embedder
     from tools.knowledge_base.embed_cache import EmbeddingCache
+    from tools.providers.embedder_local_e5 import LocalE5Embedder
 
     embedder = LocalE5Embedder(num_threads=int(os.environ.get("BENCH_THREADS", "1")))
     cache = EmbeddingCache(BENCH_HOME / "embeddings.sqlite", embedder.name, embedder.dim)
@@ -455,11 +455,11 @@ def rerank_with_shipped_model(
 ) -> tuple[dict, list[float]]:
     """Run the shipped ``OfflineReranker`` on each query's first CANDIDATES hits; returns the run and the
     per-query rerank latency (query embedding, cache look-ups, features and trees)."""
-    from agent.settings import load_settings
+    from core.settings import load_settings
     from tools.rerank.offline import OfflineReranker
 
     settings = load_settings(home=home)
-    reranker = OfflineReranker(settings)
+    reranker = OfflineReranker(settings.rerank, vector_cache_path=settings.home / "embeddings.sqlite")
     run, latencies = {}, []
     if check_skew and reranker.model.feedback_trees is None:
         # Training and run time must compute the same features: compare on the first queries.

@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "router.json")
     args = parser.parse_args(argv)
 
-    from agent.providers.embedder_local_e5 import LocalE5Embedder
     from graphs.rag.classifier.local import ROUTER_MODEL_PATH, FeatureComplexityClassifier
+    from tools.providers.embedder_local_e5 import LocalE5Embedder
 
     test = load_mixture(args.data)["test"]
     local = FeatureComplexityClassifier(embedder=LocalE5Embedder(num_threads=2))
@@ -99,9 +99,9 @@ def main(argv: list[str] | None = None) -> int:
           f"p50 {report['local']['latency']['p50_ms']:.1f} ms")  # fmt: skip
 
     if not args.no_llm:
-        from agent.providers.chat_factory import get_chat_model
-        from agent.settings import load_settings
+        from core.settings import load_settings
         from graphs.rag.classifier.llm import LLMComplexityClassifier
+        from tools.providers.chat_factory import get_chat_model
 
         sample = stratified_sample(test, args.llm_sample)
         llm = LLMComplexityClassifier(get_chat_model(load_settings()))

@@ -35,8 +35,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agent.settings import Settings, load_settings  # noqa: E402
-from tools.eval.retrieval import LatencyStats, eval_settings, load_beir  # noqa: E402
+from agent.eval.retrieval import LatencyStats, eval_settings, load_beir  # noqa: E402
+from core.settings import Settings, load_settings  # noqa: E402
 from tools.knowledge_base.knowledge_base import KnowledgeBase  # noqa: E402
 from tools.knowledge_base.records import Chunk  # noqa: E402
 from tools.knowledge_base.sparse import SparseEncoder, term_id, tokenize  # noqa: E402
@@ -174,7 +174,7 @@ def build_synthetic(settings: Settings, size: int, corpus_path: Path, embedder: 
 def bench_synthetic(size: int, beir_dir: Path, queries: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ragpilot-bench-search-") as tmp:
         settings = load_settings(home=Path(tmp), qdrant={"collection": "synthetic"})
-        from agent.providers.embedder_local_e5 import LocalE5Embedder
+        from tools.providers.embedder_local_e5 import LocalE5Embedder
 
         embedder = LocalE5Embedder(settings.embedder.num_threads)
         build_seconds = build_synthetic(settings, size, beir_dir / "corpus.jsonl.gz", embedder)

@@ -22,9 +22,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from agent.agent import Agent  # noqa: E402
-from agent.settings import load_settings  # noqa: E402
-from agent.streaming import run_to_answer  # noqa: E402
+from agent.run_loop import run_to_answer  # noqa: E402
 from agent.threads import ThreadStore  # noqa: E402
+from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 
 CONVERSATION = [

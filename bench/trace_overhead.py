@@ -31,9 +31,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from agent.agent import Agent  # noqa: E402
-from agent.settings import load_settings  # noqa: E402
-from agent.streaming import FinalAnswer, stream_answer  # noqa: E402
+from agent.run_loop import FinalAnswer, stream_answer  # noqa: E402
 from agent.tracing import recorder as recorder_module  # noqa: E402
+from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 
 QUESTIONS = [
@@ -96,7 +96,7 @@ def main() -> int:
     args = parser.parse_args()
 
     recorder_module_cls = recorder_module.TraceRecorder
-    import agent.streaming as streaming
+    import agent.run_loop as streaming
 
     streaming.TraceRecorder = TimedRecorder  # measure the recorder the streaming path really uses
     with tempfile.TemporaryDirectory(prefix="ragpilot-trace-bench-") as home:

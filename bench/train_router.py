@@ -203,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="default: the classifier's models/router.json")
     args = parser.parse_args(argv)
 
-    from agent.providers.embedder_local_e5 import LocalE5Embedder
     from graphs.rag.classifier.local import FEATURE_NAMES, ROUTER_MODEL_PATH
+    from tools.providers.embedder_local_e5 import LocalE5Embedder
 
     out = args.out or ROUTER_MODEL_PATH
     mixture = load_mixture(args.data)

@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from agent.settings import Settings, load_settings
+from core.settings import Settings, load_settings
 from graphs.rag.graph import build_graph
 from graphs.rag.resources import Resources
 

@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from agent.agent import Agent
-from agent.settings import load_settings
+from core.settings import load_settings
 
 TOOL_NAME = "ask_documents"
 MAX_MODEL_TURNS = 4  # the outer loop's bound: model turns before it must stop

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from agent.errors import ConfigError
+from core.errors import ConfigError
 
 
 @cache

@@ -12,7 +12,7 @@ into ``~/.cache/ragpilot/wheels/<key>``, keyed by the version, the flags, the co
 
 A user who runs ``pip install .`` directly is still safe: at run time ragpilot does not let an AMX build
 repack weights on an AMX CPU, and it tries the model in a child process before first use
-(agent/providers/native_probe.py). This script only keeps the fast layout available on those machines.
+(tools/providers/native_probe.py). This script only keeps the fast layout available on those machines.
 """
 
 from __future__ import annotations

@@ -9,5 +9,7 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v a
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "warning: could not install chromium; the HTML trace rendering test will be skipped" >&2
 fi
-.venv/bin/ruff check agent graphs tools prompts tests bench examples scripts
+.venv/bin/ruff check core agent graphs tools prompts tests bench examples scripts
+.venv/bin/lint-imports  # the layers point one way: [tool.importlinter] in pyproject.toml
+.venv/bin/python -m mypy  # [tool.mypy] packages in pyproject.toml
 .venv/bin/python -m pytest -q "$@"

@@ -1,9 +1,11 @@
-"""Bounded retries for hosted providers (Cohere rerank, Tavily search).
+"""Bounded retries for hosted providers (Cohere rerank, Tavily search), run by tenacity.
 
 Each provider classifies its client's exceptions into ``Transient`` (retry: 429, 5xx, timeouts,
 connection errors) or ``Permanent`` (do not retry: bad key, bad request, malformed reply). After the
 last attempt, or on a permanent failure, the caller gets one ``ProviderUnavailable`` naming the
-provider and the reason, so the graph can degrade instead of crashing.
+provider and the reason, so the graph can degrade instead of crashing. tenacity runs the loop; what is
+ours is the classification and the wait: the server's Retry-After when it sent one, else exponential
+backoff, never more than the configured cap.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from agent.errors import ProviderUnavailable
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from core.errors import ProviderUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -79,26 +83,40 @@ def call_with_retries(provider: str, call: Callable[[], T], classify: Classifier
     returns None) propagate unchanged: they are bugs, not outages.
     """
     attempts = policy.max_retries + 1
-    last: Transient | None = None
-    for attempt in range(attempts):
-        if attempt > 0 and last is not None:
-            wait_s = policy.wait_before_retry(attempt - 1, last.retry_after_s)
-            log.info(
-                "%s: %s; retry %d/%d in %.2fs", provider, last.reason, attempt, policy.max_retries, wait_s
-            )
-            time.sleep(wait_s)
-        try:
-            return call()
-        except Exception as exc:
-            verdict = classify(exc)
-            if verdict is None:
-                raise
-            if isinstance(verdict, Permanent):
-                raise ProviderUnavailable(provider, verdict.reason) from exc
-            last = verdict
-            if attempt == attempts - 1:
-                plural = "s" if attempts > 1 else ""
-                raise ProviderUnavailable(
-                    provider, f"{verdict.reason} (after {attempts} attempt{plural})"
-                ) from exc
-    raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def transient(state: RetryCallState) -> Transient:
+        verdict = classify(_failure(state))
+        assert isinstance(verdict, Transient)  # only transient failures are retried
+        return verdict
+
+    def wait(state: RetryCallState) -> float:
+        return policy.wait_before_retry(state.attempt_number - 1, transient(state).retry_after_s)
+
+    def announce(state: RetryCallState) -> None:
+        seconds = state.next_action.sleep if state.next_action else 0.0
+        log.info("%s: %s; retry %d/%d in %.2fs", provider, transient(state).reason,
+                 state.attempt_number, policy.max_retries, seconds)  # fmt: skip
+
+    retrying = Retrying(
+        stop=stop_after_attempt(attempts),
+        retry=retry_if_exception(lambda exc: isinstance(exc, Exception) and isinstance(classify(exc), Transient)),
+        wait=wait,
+        before_sleep=announce,
+        reraise=True,
+    )
+    try:
+        return retrying(call)
+    except Exception as exc:
+        verdict = classify(exc)
+        if verdict is None:
+            raise
+        if isinstance(verdict, Permanent):
+            raise ProviderUnavailable(provider, verdict.reason) from exc
+        plural = "s" if attempts > 1 else ""
+        raise ProviderUnavailable(provider, f"{verdict.reason} (after {attempts} attempt{plural})") from exc
+
+
+def _failure(state: RetryCallState) -> Exception:
+    exc = state.outcome.exception() if state.outcome else None
+    assert isinstance(exc, Exception)
+    return exc

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import FilterError
-from agent.settings import ExpandSettings
+from core.errors import FilterError
+from core.settings import ExpandSettings
 from tools.knowledge_base.records import Chunk, Hit
 from tools.knowledge_base.store.filters import parse_filter
 from tools.search import require_groups

@@ -16,8 +16,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.errors import FilterError, ProviderUnavailable
-from agent.settings import Settings
+from core.errors import FilterError, ProviderUnavailable
+from core.settings import Settings
 from tools.expand_context import acl_clause, expand_context, is_readable
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.store.base import SearchMode

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agent.errors import ConfigError
-from agent.settings import SearchSettings
+from core.errors import ConfigError
+from core.settings import SearchSettings
 from tools.knowledge_base.records import ChunkKind, Hit, LegScore
 from tools.knowledge_base.store.base import SearchMode, SparseVec, StoredHit
 from tools.knowledge_base.store.filters import parse_filter

@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import faulthandler
 import sys
+from enum import StrEnum
+from typing import NoReturn
 
 import typer
+
+from core.vocabulary import ROUTE_REQUESTS
+
+#: ``--route`` choices, from the one route vocabulary.
+RouteOption = StrEnum("RouteOption", [(route, route) for route in ROUTE_REQUESTS])  # type: ignore[misc]
+AUTO_ROUTE = RouteOption("auto")
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """End a command with one line on stderr, ``error: <message>``, and exit code ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
 
 app = typer.Typer(
     name="ragpilot",

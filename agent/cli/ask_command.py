@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
-from agent.answer import Answer
-from agent.cli.app import app
-from agent.errors import ConfigError, FilterError, RagpilotError
-
-
-class RouteOption(StrEnum):
-    auto = "auto"
-    direct = "direct"
-    single = "single"
-    iterative = "iterative"
+from agent.cli.app import AUTO_ROUTE, RouteOption, app
+from core.answer import Answer
+from core.errors import ConfigError, FilterError, RagpilotError
 
 
 def format_answer(answer: Answer) -> str:
@@ -47,7 +39,7 @@ def ask_command(
     ] = False,
     route: Annotated[
         RouteOption, typer.Option("--route", help="force a route instead of the classifier")
-    ] = RouteOption.auto,
+    ] = AUTO_ROUTE,
     thread: Annotated[
         str | None, typer.Option("--thread", help="continue (or start) this conversation thread")
     ] = None,
@@ -65,7 +57,7 @@ def ask_command(
     agent = None
     try:
         agent = Agent()
-        from agent.streaming import ask_traced  # the run is stored under traces_dir for `ragpilot trace`
+        from agent.run_loop import ask_traced  # the run is stored under traces_dir for `ragpilot trace`
 
         answer = ask_traced(
             agent, question, trace=trace, as_json=as_json, thread_id=thread, groups=groups, route=route.value

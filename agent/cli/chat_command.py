@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.cli.app import app
-from agent.errors import ConfigError, RagpilotError
-from agent.settings import load_settings
+from core.errors import ConfigError, RagpilotError
+from core.settings import load_settings
 
 MAX_TURNS = 10_000  # a session bound; Ctrl-D or /exit end it long before
 
@@ -59,7 +59,7 @@ def print_sources(console: Console, answer: Any) -> None:
 
 def answer_turn(agent: Any, console: Console, question: str, thread_id: str, groups: list[str] | None) -> Any:
     """Run one turn: show steps while working, stream tokens, then the checked answer and its sources."""
-    from agent.streaming import FinalAnswer, StepUpdate, TokenDelta, stream_answer
+    from agent.run_loop import FinalAnswer, StepUpdate, TokenDelta, stream_answer
 
     streamed: list[str] = []
     attempt = 0

@@ -8,8 +8,8 @@ import typer
 
 from agent.cli.app import app
 from agent.doctor import diagnose, format_report
-from agent.errors import ConfigError
-from agent.settings import load_settings
+from core.errors import ConfigError
+from core.settings import load_settings
 
 
 @app.command("doctor")

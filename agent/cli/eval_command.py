@@ -10,9 +10,8 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.app import app
-from agent.errors import ConfigError, FilterError, ModelAssetError, ProviderUnavailable
-from tools.eval.retrieval import DEFAULT_BENCH_HOME
+from agent.cli.app import AUTO_ROUTE, RouteOption, app
+from core.errors import ConfigError, FilterError, ModelAssetError, ProviderUnavailable
 
 eval_app = typer.Typer(name="eval", help="Measure retrieval and answer quality on public benchmarks.",
                        no_args_is_help=True)  # fmt: skip
@@ -46,8 +45,8 @@ def eval_retrieval(
     top_k: Annotated[int, typer.Option("--top-k", min=1, max=1000, help="chunks retrieved per query")] = 100,
     limit_queries: Annotated[int | None, typer.Option("--limit-queries", min=1)] = None,
     home: Annotated[
-        Path, typer.Option("--home", help="data directory of the evaluation index (and its embedding cache)")
-    ] = DEFAULT_BENCH_HOME,
+        Path | None, typer.Option("--home", help="data directory of the evaluation index (and its embedding cache); default <data dir>/bench")
+    ] = None,
     rrf_k: Annotated[int | None, typer.Option("--rrf-k", min=1)] = None,
     dense_weight: Annotated[float | None, typer.Option("--dense-weight", min=0.0)] = None,
     sparse_weight: Annotated[float | None, typer.Option("--sparse-weight", min=0.0)] = None,
@@ -60,13 +59,13 @@ def eval_retrieval(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """nDCG@10, Recall@10/100, MRR@10, P@5 and p50/p95 latency of search on a BEIR split."""
-    from tools.eval.retrieval import (
+    from agent.eval.retrieval import (
         RetrievalEvalConfig,
         eval_settings,
         load_beir,
         run_retrieval_eval,
     )
-    from tools.eval.retrieval import (
+    from agent.eval.retrieval import (
         save_run as save,
     )
 
@@ -128,7 +127,7 @@ def eval_compare(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Paired significance tests between saved runs (ranx compare)."""
-    from tools.eval.retrieval import compare_runs
+    from agent.eval.retrieval import compare_runs
 
     try:
         report = compare_runs(beir, split, {p.stem: p for p in runs}, stat_test=stat_test.value, max_p=max_p)
@@ -142,13 +141,6 @@ class QAFormatOption(StrEnum):
     hotpot = "hotpot"
     squad = "squad"
     rgb = "rgb"
-
-
-class QARouteOption(StrEnum):
-    auto = "auto"
-    direct = "direct"
-    single = "single"
-    iterative = "iterative"
 
 
 @eval_app.command("qa")
@@ -165,8 +157,8 @@ def eval_qa(
         ),
     ] = None,
     route: Annotated[
-        QARouteOption, typer.Option("--route", help="force a route, or let the router choose")
-    ] = (QARouteOption.auto),
+        RouteOption, typer.Option("--route", help="force a route, or let the router choose")
+    ] = AUTO_ROUTE,
     negative_only: Annotated[
         bool, typer.Option("--negative-only", help="RGB: index only the negative passages (rejection rate)")
     ] = False,
@@ -174,8 +166,8 @@ def eval_qa(
         int, typer.Option("--recall-k", min=1, max=100, help="k of supporting recall@k")
     ] = 10,
     home: Annotated[
-        Path, typer.Option("--home", help="data directory of the evaluation indexes (and embedding cache)")
-    ] = DEFAULT_BENCH_HOME,
+        Path | None, typer.Option("--home", help="data directory of the evaluation indexes (and embedding cache); default <data dir>/bench")
+    ] = None,
     per_question: Annotated[
         bool, typer.Option("--per-question", help="include every question's answer and scores in --json")
     ] = False,
@@ -183,7 +175,7 @@ def eval_qa(
 ) -> None:
     """Answer quality of the whole agent: EM, F1, answer-contained accuracy, supporting recall@k,
     refusal rate, supported sentences, routes, LLM calls and latency per route."""
-    from tools.eval.qa import QAEvalConfig, run_qa_eval
+    from agent.eval.qa import QAEvalConfig, run_qa_eval
 
     config = QAEvalConfig(
         dataset=dataset, format=qa_format.value, limit=limit, sample_seed=sample_seed, route=route.value,
@@ -237,12 +229,12 @@ def eval_fusion_sweep(
     top_k: Annotated[int, typer.Option("--top-k", min=1, max=1000)] = 100,
     limit_queries: Annotated[int | None, typer.Option("--limit-queries", min=1)] = None,
     home: Annotated[
-        Path, typer.Option("--home", help="data directory of the evaluation index")
-    ] = DEFAULT_BENCH_HOME,
+        Path | None, typer.Option("--home", help="data directory of the evaluation index; default <data dir>/bench")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Hybrid search metrics over a grid of RRF k and leg weights (each query embedded once)."""
-    from tools.eval.retrieval import eval_settings, load_beir, sweep_fusion
+    from agent.eval.retrieval import eval_settings, load_beir, sweep_fusion
 
     ks = _parse_list(rrf_ks, int, "--rrf-k")
     pairs = []

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from pydantic import ValidationError
 
-from agent.cli.app import app
-from agent.errors import ConfigError, ProviderUnavailable
-from agent.settings import ChunkingSettings, Settings, load_settings
+from agent.cli.app import app, fail
+from core.errors import ConfigError, ProviderUnavailable
+from core.settings import ChunkingSettings, Settings, load_settings
 
 if TYPE_CHECKING:  # the pipeline imports the models; the CLI loads it only when the command runs
     from tools.knowledge_base.ingest import IngestReport
@@ -43,11 +43,6 @@ def settings_with_chunking(settings: Settings, chunker: str | None, chunk_tokens
         )
         raise ConfigError(f"invalid settings: {problems}") from exc
     return settings.model_copy(update={"chunking": chunking})
-
-
-def _fail(message: str, code: int) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
 
 
 @app.command("ingest")
@@ -89,7 +84,7 @@ def ingest_command(
         settings = settings_with_chunking(load_settings(), chunker.value if chunker else None, chunk_tokens)
         kb = KnowledgeBase.open(settings)
     except (ConfigError, ProviderUnavailable) as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     optimized = None
     try:
         show_progress = sys.stderr.isatty() if progress is None else progress
@@ -97,7 +92,7 @@ def ingest_command(
         if optimize and not report.interrupted:
             optimized = kb.store.optimize()
     except (ConfigError, ProviderUnavailable) as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     finally:
         kb.close()
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
-from agent.cli.app import app
-from agent.errors import ConfigError, FilterError, ProviderUnavailable
-from agent.settings import Settings, load_settings
+from agent.cli.app import app, fail
+from core.errors import ConfigError, FilterError, ProviderUnavailable
+from core.settings import Settings, load_settings
 from tools.knowledge_base.records import Hit
 
 SNIPPET_CHARS = 240
@@ -98,11 +98,6 @@ def print_hits(hits: list[Hit]) -> None:
         typer.echo(f"     {snippet}")
 
 
-def _fail(message: str, code: int) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
 @app.command("search")
 def search_command(
     query: Annotated[str, typer.Argument(help="what to look for")],
@@ -135,9 +130,9 @@ def search_command(
         settings = load_settings(**({"user_groups": groups} if groups else {}))
         reranker = _reranker(settings, rerank)
     except FilterError as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     except (ConfigError, ProviderUnavailable) as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     wanted = top_k or settings.search.top_k
     # A reranker sees more candidates than it returns.
     depth = max(wanted, settings.rerank.candidates) if reranker is not None else wanted
@@ -153,11 +148,11 @@ def search_command(
             if expand:
                 hits = expand_context(hits, kb, settings.user_groups, settings.expand)
     except FilterError as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     except ConfigError as exc:
-        _fail(str(exc), 2)
+        fail(str(exc), 2)
     except ProviderUnavailable as exc:
-        _fail(str(exc), 1)
+        fail(str(exc), 1)
     if as_json:
         payload = {
             "query": query,
@@ -174,7 +169,6 @@ def search_command(
 def _reranker(settings: Settings, choice: RerankOption) -> Any:
     if choice is RerankOption.none:
         return None
-    from tools.rerank.factory import get_reranker
+    from tools.rerank.factory import RerankerChoice, get_reranker
 
-    rerank_settings = settings.rerank.model_copy(update={"provider": choice.value})
-    return get_reranker(settings.model_copy(update={"rerank": rerank_settings}))
+    return get_reranker(settings, provider=cast(RerankerChoice, choice.value))

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from agent.cli.app import app
-from agent.errors import ConfigError
-from agent.settings import load_settings
+from core.errors import ConfigError
+from core.settings import load_settings
 
 
 @app.command("serve")

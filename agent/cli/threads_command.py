@@ -9,20 +9,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent.cli.app import app
-from agent.errors import ConfigError
-from agent.settings import load_settings
+from agent.cli.app import app, fail
+from core.errors import ConfigError
+from core.settings import load_settings
 
 if TYPE_CHECKING:
     from agent.threads import ThreadStore
 
 threads_app = typer.Typer(help="List, show, delete and prune chat threads.", no_args_is_help=True)
 app.add_typer(threads_app, name="threads")
-
-
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
 
 
 @contextmanager
@@ -34,7 +29,7 @@ def _open_store() -> Iterator[ThreadStore]:
         try:
             store = stack.enter_context(ThreadStore.open(load_settings()))
         except ConfigError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         yield store
 
 
@@ -69,7 +64,7 @@ def show_thread(
         try:
             detail = store.get_thread(thread_id)
         except ThreadError as exc:
-            _fail(str(exc), 1)
+            fail(str(exc), 1)
     if as_json:
         typer.echo(json.dumps(detail.model_dump(mode="json"), ensure_ascii=False))
         return
@@ -96,7 +91,7 @@ def delete_thread(thread_id: Annotated[str, typer.Argument(help="the thread id")
             store.delete_thread(thread_id)
             store.reclaim_space()
         except ThreadError as exc:
-            _fail(str(exc), 1)
+            fail(str(exc), 1)
     typer.echo(f"deleted thread {thread_id}")
 
 
@@ -116,7 +111,7 @@ def prune_threads(
         try:
             report = store.prune(days)
         except ThreadError as exc:
-            _fail(str(exc))
+            fail(str(exc))
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json")))
         return

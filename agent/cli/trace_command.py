@@ -8,16 +8,11 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.app import app
-from agent.errors import ConfigError
-from agent.settings import load_settings
+from agent.cli.app import app, fail
+from core.errors import ConfigError
+from core.settings import load_settings
 
 LIST_LIMIT = 20
-
-
-def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
 
 
 @app.command("trace")
@@ -41,7 +36,7 @@ def trace_command(
     try:
         store = TraceStore(load_settings().traces_dir)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if run_id is None:
         for stored_id in store.list_run_ids(limit=LIST_LIMIT):
             try:
@@ -57,12 +52,12 @@ def trace_command(
     if run_id == "last":
         newest = store.list_run_ids(limit=1)
         if not newest:
-            _fail(f"no stored runs in {store.traces_dir}")
+            fail(f"no stored runs in {store.traces_dir}")
         run_id = newest[0]
     try:
         trace = store.load(run_id)
     except TraceError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if html is not None:
         written = write_html(trace, html)
         typer.echo(f"wrote {written}")

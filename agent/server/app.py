@@ -26,8 +26,7 @@ from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, Upload
 from fastapi.responses import JSONResponse, Response
 from sse_starlette.sse import EventSourceResponse
 
-from agent.answer import Answer
-from agent.errors import ConfigError, FilterError, IngestError, ProviderUnavailable, RagpilotError
+from agent.run_loop import FinalAnswer, StepUpdate, TokenDelta, run_to_answer, stream_answer
 from agent.server.identity import Caller, resolve_caller
 from agent.server.schemas import (
     THREAD_ID_PATTERN,
@@ -38,9 +37,10 @@ from agent.server.schemas import (
     ThreadOut,
     ThreadTurnOut,
 )
-from agent.settings import Settings
-from agent.streaming import FinalAnswer, StepUpdate, TokenDelta, run_to_answer, stream_answer
 from agent.threads import ThreadError, ThreadStore
+from core.answer import Answer
+from core.errors import ConfigError, FilterError, IngestError, ProviderUnavailable, RagpilotError
+from core.settings import Settings
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import hmac
 from fastapi import HTTPException, Request, status
 from pydantic import BaseModel
 
-from agent.settings import Settings
+from core.settings import Settings
 
 ANONYMOUS_GROUPS = ("public",)
 

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.vocabulary import RouteRequest
+
 THREAD_ID_PATTERN = r"^[A-Za-z0-9_\-]{1,64}$"
 
 
@@ -18,7 +20,7 @@ class AskRequest(BaseModel):
     thread_id: str | None = Field(
         None, pattern=THREAD_ID_PATTERN, description="continue this thread; a new one is started when absent"
     )
-    route: Literal["auto", "direct", "single", "iterative"] = "auto"
+    route: RouteRequest = "auto"
 
     @field_validator("question")
     @classmethod
@@ -58,7 +60,3 @@ class HealthOut(BaseModel):
     llm: str
     embedder: str
     agent_loaded: bool
-
-
-class ErrorOut(BaseModel):
-    detail: str

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.errors import ConfigError
 from agent.tracing.events import RunStarted, RunTrace, StepEvent
+from core.errors import ConfigError
 
 TRACER_NAME = "ragpilot"
 MAX_ATTRIBUTE_CHARS = 4000

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent.errors import RagpilotError
 from agent.tracing.events import RUN_ID_PATTERN, TRACE_RECORD, RunFinished, RunStarted, RunTrace, StepEvent
+from core.errors import RagpilotError
 
 
 class TraceError(RagpilotError):

@@ -8,8 +8,8 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.errors import ConfigError
-from agent.settings import Settings
+from core.errors import ConfigError
+from core.settings import Settings
 
 
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any]:

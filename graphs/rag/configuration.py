@@ -12,8 +12,8 @@ from typing import Any, get_args
 
 from langchain_core.runnables import RunnableConfig
 
-from agent.errors import ConfigError
-from agent.settings import GraphSettings, Settings
+from core.errors import ConfigError
+from core.settings import GraphSettings, Settings
 
 QueryTransform = str
 

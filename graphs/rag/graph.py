@@ -20,47 +20,54 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.settings import Settings
+from core.settings import Settings
 from graphs.rag import routing
 from graphs.rag.nodes.check_support import check_support
 from graphs.rag.nodes.contextualize import contextualize
-from graphs.rag.nodes.expand import expand_context
+from graphs.rag.nodes.crag_retry import crag_retry
+from graphs.rag.nodes.expand_context import expand_context
 from graphs.rag.nodes.finalize_answer import finalize_answer
-from graphs.rag.nodes.generate_answer import generate_answer, generate_direct, regenerate_answer
+from graphs.rag.nodes.generate_answer import generate_answer
+from graphs.rag.nodes.generate_direct import generate_direct
 from graphs.rag.nodes.grade_retrieval import grade_retrieval
-from graphs.rag.nodes.ircot import ircot_reason
+from graphs.rag.nodes.ircot_reason import ircot_reason
 from graphs.rag.nodes.refine_passages import refine_passages
 from graphs.rag.nodes.refuse import refuse
+from graphs.rag.nodes.regenerate_answer import regenerate_answer
 from graphs.rag.nodes.retrieve import retrieve
 from graphs.rag.nodes.reuse_or_retrieve import reuse_or_retrieve
-from graphs.rag.nodes.rewrite_query import crag_retry, usefulness_retry
 from graphs.rag.nodes.route_question import route_question
 from graphs.rag.nodes.start_turn import start_turn
 from graphs.rag.nodes.transform_query import transform_query
-from graphs.rag.nodes.web_fallback import web_search
+from graphs.rag.nodes.usefulness_retry import usefulness_retry
+from graphs.rag.nodes.web_search import web_search
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagInput, RagOutput, RagState
 
+# Each node is registered under its function's name (also its file's name and its trace step's name).
 NODES = {
-    "start_turn": start_turn,
-    "contextualize": contextualize,
-    "route_question": route_question,
-    "reuse_or_retrieve": reuse_or_retrieve,
-    "transform_query": transform_query,
-    "retrieve": retrieve,
-    "ircot_reason": ircot_reason,
-    "grade_retrieval": grade_retrieval,
-    "web_search": web_search,
-    "crag_retry": crag_retry,
-    "expand_context": expand_context,
-    "refine_passages": refine_passages,
-    "generate_answer": generate_answer,
-    "regenerate_answer": regenerate_answer,
-    "check_support": check_support,
-    "usefulness_retry": usefulness_retry,
-    "generate_direct": generate_direct,
-    "finalize_answer": finalize_answer,
-    "refuse": refuse,
+    node.__name__: node
+    for node in (
+        start_turn,
+        contextualize,
+        route_question,
+        reuse_or_retrieve,
+        transform_query,
+        retrieve,
+        ircot_reason,
+        grade_retrieval,
+        web_search,
+        crag_retry,
+        expand_context,
+        refine_passages,
+        generate_answer,
+        regenerate_answer,
+        check_support,
+        usefulness_retry,
+        generate_direct,
+        finalize_answer,
+        refuse,
+    )
 }
 
 
@@ -127,7 +134,7 @@ def __getattr__(name: str) -> Any:
     """``graph``: the graph compiled from default settings, built on first access — the name
     ``langgraph.json`` points LangGraph's own tooling (``langgraph dev``, the API server) at."""
     if name == "graph":
-        from agent.settings import load_settings
+        from core.settings import load_settings
 
         compiled = build_graph(load_settings())
         globals()["graph"] = compiled

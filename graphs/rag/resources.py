@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
-from agent.errors import ProviderUnavailable
-from agent.settings import Settings
+from core.errors import ProviderUnavailable
+from core.settings import Settings
 from graphs.rag.classifier.base import ComplexityClassifier
 from tools.knowledge_base.records import Hit
 from tools.rerank.base import Reranker
 from tools.web_search.base import WebSearch
 
 if TYPE_CHECKING:
-    from agent.providers.embedder_base import Embedder
     from tools.knowledge_base.knowledge_base import KnowledgeBase
+    from tools.providers.embedder_base import Embedder
 
 
 class SearchFn(Protocol):
@@ -75,7 +75,7 @@ class Resources:
     def llm(self) -> BaseChatModel:
         with self._lock:
             if self._llm is None:
-                from agent.providers.chat_factory import get_chat_model
+                from tools.providers.chat_factory import get_chat_model
 
                 self._llm = get_chat_model(self.settings)
             return self._llm
@@ -97,7 +97,7 @@ class Resources:
                 if self._knowledge_base is not None:
                     self._embedder = self._knowledge_base.embedder
                 else:
-                    from agent.providers.embedder_factory import get_embedder
+                    from tools.providers.embedder_factory import get_embedder
 
                     self._embedder = get_embedder(self.settings)
             return self._embedder

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agent.settings import GraphSettings
+from core.settings import GraphSettings
 from graphs.rag.state import RagState
 
 

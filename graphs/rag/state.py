@@ -3,23 +3,24 @@
 Values are plain JSON-able data (hits and passages are ``model_dump(mode="json")`` dicts) so a thread's
 checkpoint can be stored by any LangGraph checkpointer and read back without custom types.
 
-Per-turn fields are reset by ``start_turn`` at the start of every question (``Overwrite`` bypasses
-the reducers); ``messages`` and ``previous_context`` carry over between the turns of a thread.
+Per-turn fields say so beside their type (``PerTurn(default)``); ``start_turn`` resets them from
+``turn_defaults()`` at the start of every question (``Overwrite`` bypasses the reducers), while
+``messages`` and ``previous_context`` carry over between the turns of a thread.
 """
 
 from __future__ import annotations
 
+import copy
 import operator
-from typing import Annotated, Any, Literal, NotRequired, Required
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, NotRequired, Required, get_type_hints
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
 from typing_extensions import TypedDict  # pydantic needs this one before 3.12 (graph JSON schemas)
 
-Route = Literal["direct", "single", "iterative"]
-RouteRequest = Literal["auto", "direct", "single", "iterative"]
-CragGrade = Literal["correct", "ambiguous", "incorrect"]
-CragAction = Literal["refine", "web_search", "refine_and_web", "retry_kb", "refuse"]
+from core.vocabulary import CragAction, CragGrade, Route, RouteRequest
 
 
 class StepEntry(TypedDict):
@@ -90,8 +91,25 @@ class RagOutput(TypedDict, total=False):
     messages: list[AnyMessage]
 
 
+@dataclass(frozen=True)
+class PerTurn:
+    """Marks a state field that every turn starts afresh from ``default``.
+
+    ``on_retrieval=True`` fields also start afresh when a retry retrieves again (``usefulness_retry``).
+    Not callable, and placed before any reducer in ``Annotated[...]``: LangGraph reads a reducer from
+    the last metadata item only.
+    """
+
+    default: Any
+    on_retrieval: bool = False
+
+
 class RagState(TypedDict, total=False):
-    """The whole graph state. Loop counters are bounded by ``settings.graph.*`` (see routing.py)."""
+    """The whole graph state. Loop counters are bounded by ``settings.graph.*`` (see routing.py).
+
+    Fields marked ``PerTurn`` are reset by ``turn_defaults()`` (``start_turn``); the others persist
+    across the turns of a thread (the conversation, the last context) or are set by ``start_turn``.
+    """
 
     # The conversation (kept across turns) and this turn's question.
     messages: Annotated[list[AnyMessage], add_messages]
@@ -101,47 +119,71 @@ class RagState(TypedDict, total=False):
     language: Literal["en", "zh"]
 
     # Routing.
-    route: Route | None
-    route_confidence: float | None
-    route_reason: str
+    route: Annotated[Route | None, PerTurn(None)]
+    route_confidence: Annotated[float | None, PerTurn(None)]
+    route_reason: Annotated[str, PerTurn("")]
 
     # Retrieval.
-    query_transform: str
-    queries: list[str]  # the queries of the latest retrieval
-    queries_issued: Annotated[list[str], operator.add]  # every query this turn
-    hits: Annotated[list[dict[str, Any]], merge_hits]  # Hit.model_dump(mode="json")
-    crag_grade: CragGrade | None
-    crag_action: CragAction | None
-    web_searched: bool  # web search already ran this turn (CRAG does not ask for it twice)
-    passages: list[dict[str, Any]]  # expanded hits before refinement (Hit dicts)
-    strips: list[dict[str, Any]]  # kept strips: chunk_id, text, score
-    context: list[ContextPassage]
+    query_transform: Annotated[str, PerTurn("none")]
+    queries: Annotated[list[str], PerTurn([])]  # the queries of the latest retrieval
+    queries_issued: Annotated[list[str], PerTurn([]), operator.add]  # every query this turn
+    hits: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True), merge_hits]  # Hit dicts
+    crag_grade: Annotated[CragGrade | None, PerTurn(None)]
+    crag_action: Annotated[CragAction | None, PerTurn(None)]
+    web_searched: Annotated[bool, PerTurn(False)]  # web search ran this turn (CRAG asks for it once)
+    passages: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # expanded hits, unrefined
+    strips: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # kept strips: chunk_id, text, score
+    context: Annotated[list[ContextPassage], PerTurn([], on_retrieval=True)]
     previous_context: list[ContextPassage]  # the last turn's context, for follow-ups
-    reused_previous_context: bool
+    reused_previous_context: Annotated[bool, PerTurn(False, on_retrieval=True)]
 
     # IRCoT.
-    reasoning: list[str]
-    reasoning_done: bool
+    reasoning: Annotated[list[str], PerTurn([])]
+    reasoning_done: Annotated[bool, PerTurn(False)]
 
     # Generation and Self-RAG checks.
-    answer_draft: str
-    generator_refused: bool  # the generator replied that the passages do not hold the answer
-    strict_generation: bool
-    support: list[dict[str, Any]]  # SupportVerdict.model_dump()
-    answers_question: bool | None
-    answer: str
-    citations: list[dict[str, Any]]  # Citation.model_dump()
-    refused: bool
-    refusal_reason: str | None
+    answer_draft: Annotated[str, PerTurn("", on_retrieval=True)]
+    # the generator replied that the passages do not hold the answer
+    generator_refused: Annotated[bool, PerTurn(False, on_retrieval=True)]
+    strict_generation: Annotated[bool, PerTurn(False, on_retrieval=True)]
+    support: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # SupportVerdict dicts
+    answers_question: Annotated[bool | None, PerTurn(None, on_retrieval=True)]
+    answer: Annotated[str, PerTurn("")]
+    citations: Annotated[list[dict[str, Any]], PerTurn([])]  # Citation.model_dump()
+    refused: Annotated[bool, PerTurn(False)]
+    refusal_reason: Annotated[str | None, PerTurn(None)]
 
     # Loop counters (each with its own bound in settings.graph).
-    ircot_steps: int
-    support_retries: int
-    usefulness_retries: int
-    crag_retries: int
+    ircot_steps: Annotated[int, PerTurn(0)]
+    support_retries: Annotated[int, PerTurn(0)]
+    usefulness_retries: Annotated[int, PerTurn(0)]
+    crag_retries: Annotated[int, PerTurn(0)]
 
     # Accounting and tracing.
-    llm_calls: Annotated[int, operator.add]
-    llm_input_tokens: Annotated[int, operator.add]
-    llm_output_tokens: Annotated[int, operator.add]
-    steps: Annotated[list[StepEntry], operator.add]
+    llm_calls: Annotated[int, PerTurn(0), operator.add]
+    llm_input_tokens: Annotated[int, PerTurn(0), operator.add]
+    llm_output_tokens: Annotated[int, PerTurn(0), operator.add]
+    steps: Annotated[list[StepEntry], PerTurn([]), operator.add]
+
+
+def _per_turn_fields() -> dict[str, tuple[PerTurn, bool]]:
+    """Each ``PerTurn`` field, with whether it has a reducer (it must then be reset with ``Overwrite``)."""
+    fields = {}
+    for name, hint in get_type_hints(RagState, include_extras=True).items():
+        metadata: tuple[Any, ...] = getattr(hint, "__metadata__", ())
+        marker = next((m for m in metadata if isinstance(m, PerTurn)), None)
+        if marker is not None:
+            fields[name] = (marker, callable(metadata[-1]))
+    return fields
+
+
+_PER_TURN = _per_turn_fields()
+
+
+def turn_defaults(*, retrieval_only: bool = False) -> dict[str, Any]:
+    """The update that starts a turn afresh (or, with ``retrieval_only``, a fresh retrieval in it)."""
+    return {
+        name: Overwrite(copy.deepcopy(marker.default)) if reduced else copy.deepcopy(marker.default)
+        for name, (marker, reduced) in _PER_TURN.items()
+        if marker.on_retrieval or not retrieval_only
+    }

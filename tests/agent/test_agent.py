@@ -6,15 +6,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from agent import Agent, Answer, build_graph
-from agent.errors import ConfigError
-from agent.providers.embedder_local_e5 import LocalE5Embedder
-from agent.settings import load_settings
+from agent.cli import app
+from agent.run_loop import FinalAnswer, StepUpdate
+from agent.tracing.store import TraceStore
+from core.errors import ConfigError
+from core.settings import load_settings
 from graphs.rag.resources import Resources
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker, build_knowledge_base
 from tests.graphs.scripts import ALL_FULLY, cite
 from tools.knowledge_base.knowledge_base import KnowledgeBase
+from tools.providers.embedder_local_e5 import LocalE5Embedder
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 
@@ -76,18 +80,32 @@ def test_ask_returns_a_typed_answer_with_citations_timings_and_counts(scripted_a
     assert set(dumped["citations"][0]) >= {"n", "chunk_id", "doc_id", "source", "title", "page", "url"}
 
 
-def test_stream_steps_yields_each_step_then_the_answer(scripted_agent) -> None:
+def test_stream_yields_each_step_then_the_answer(scripted_agent) -> None:
     agent, _ = scripted_agent
-    items = list(agent.stream_steps("Hello!", route="direct"))
-    steps, answer = items[:-1], items[-1]
-    assert [s["node"] for s in steps] == [
+    events = list(agent.stream("Hello!", route="direct"))
+    steps = [e.step for e in events if isinstance(e, StepUpdate)]
+    assert [s.node for s in steps] == [
         "start_turn",
         "route_question",
         "generate_direct",
         "finalize_answer",
     ]
-    assert all({"node", "started_at", "ms", "decision"} <= set(s) for s in steps)
-    assert isinstance(answer, Answer) and answer.answer == "Hello! Ask me about your documents."
+    assert all(s.ms >= 0 and isinstance(s.decision, dict) for s in steps)
+    assert isinstance(events[-1], FinalAnswer)
+    assert events[-1].answer.answer == "Hello! Ask me about your documents."
+
+
+def test_ask_on_a_thread_is_traced_for_ragpilot_trace_and_keeps_checkpoints_bounded(scripted_agent) -> None:
+    agent, _ = scripted_agent
+    answers = [agent.ask(QUESTION, thread_id="th-bounded", route="single") for _ in range(4)]
+
+    replayed = TraceStore(agent.settings.traces_dir).load(answers[-1].run_id)
+    assert replayed.answer is not None and replayed.answer["answer"] == answers[-1].answer
+    assert [s.node for s in replayed.steps][:2] == ["start_turn", "contextualize"]
+    shown = CliRunner().invoke(app, ["trace", answers[-1].run_id], env={"RAGPILOT_HOME": str(agent.settings.home)})
+    assert shown.exit_code == 0 and "retrieve" in shown.stdout
+    kept = list(agent.graph.checkpointer.list({"configurable": {"thread_id": "th-bounded"}}))
+    assert len(kept) <= agent.settings.chat.keep_checkpoints
 
 
 def test_threads_persist_in_sqlite_and_one_off_questions_leave_no_checkpoint(scripted_agent) -> None:
@@ -115,9 +133,9 @@ def test_bad_route_or_groups_are_config_errors(scripted_agent) -> None:
 
 def test_groups_are_passed_as_the_run_identity(scripted_agent) -> None:
     agent, _ = scripted_agent
-    steps = list(agent.stream_steps(QUESTION, route="single", groups=["sales"]))
-    retrieve = [s for s in steps if isinstance(s, dict) and s.get("node") == "retrieve"][0]
-    assert retrieve["decision"]["groups"] == ["sales", "public"]  # the caller's groups, plus public
+    steps = [e.step for e in agent.stream(QUESTION, route="single", groups=["sales"]) if isinstance(e, StepUpdate)]
+    retrieve = [s for s in steps if s.node == "retrieve"][0]
+    assert retrieve.decision["groups"] == ["sales", "public"]  # the caller's groups, plus public
 
 
 def test_package_exports_are_lazy_and_complete() -> None:

@@ -32,7 +32,7 @@ class TinyState(TypedDict, total=False):
     steps: Annotated[list[dict[str, Any]], lambda a, b: a + b]
 
 
-@records_step("start_turn")
+@records_step
 def start_turn(state: TinyState, config: RunnableConfig) -> dict[str, Any]:
     return {
         "steps": Overwrite([]),
@@ -42,7 +42,7 @@ def start_turn(state: TinyState, config: RunnableConfig) -> dict[str, Any]:
     }
 
 
-@records_step("retrieve")
+@records_step
 def retrieve(state: TinyState, config: RunnableConfig) -> dict[str, Any]:
     words = {w.strip("?.,").lower() for w in state["question"].split()}
     hits = [
@@ -63,7 +63,7 @@ def retrieve(state: TinyState, config: RunnableConfig) -> dict[str, Any]:
 RETRY_BOUND = 1
 
 
-@records_step("grade")
+@records_step
 def grade(state: TinyState, config: RunnableConfig) -> dict[str, Any]:
     retry = not state["hits"] and state.get("retries", 0) < RETRY_BOUND
     retries = state.get("retries", 0) + int(retry)
@@ -79,7 +79,7 @@ def after_grade(state: TinyState) -> str:
     return "retrieve" if state["steps"][-1]["decision"]["crag_action"] == "retry" else "generate"
 
 
-@records_step("generate")
+@records_step
 def generate(state: TinyState, config: RunnableConfig) -> dict[str, Any]:
     if state["hits"]:
         answer = " ".join(f"{h['text']} [{n}]" for n, h in enumerate(state["hits"], start=1))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings import load_settings
+from core.settings import load_settings
 from tools.knowledge_base.ingest import ingest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from agent.agent import Agent
-from agent.settings import Settings, load_settings
+from core.settings import Settings, load_settings
 from tools.knowledge_base.ingest import ingest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

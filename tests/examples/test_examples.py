@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.agent import Agent
-from agent.settings import Settings
+from core.settings import Settings
 from tests.examples.conftest import load_example
 
 subgraph_example = load_example("subgraph_example")

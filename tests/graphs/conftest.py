@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from agent.providers.embedder_local_e5 import LocalE5Embedder
-from agent.settings import Settings, load_settings
+from core.settings import Settings, load_settings
 from graphs.rag.checkpointer import open_checkpointer
 from graphs.rag.classifier.base import ComplexityClassifier
 from graphs.rag.graph import build_graph
 from graphs.rag.resources import Resources
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker, build_knowledge_base
 from tools.knowledge_base.knowledge_base import KnowledgeBase
+from tools.providers.embedder_local_e5 import LocalE5Embedder
 from tools.rerank.base import Reranker
 from tools.web_search.base import WebSearch
 

@@ -24,12 +24,12 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
-from agent.providers.embedder_base import Embedder
-from agent.providers.structured_output import OutputSchema, structured_output_runnable
-from agent.settings import Settings, load_settings
+from core.settings import Settings, load_settings
 from prompts import load_prompt
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.records import Chunk, Hit, content_hash
+from tools.providers.embedder_base import Embedder
+from tools.providers.structured_output import OutputSchema, structured_output_runnable
 from tools.rerank.base import Reranker
 
 Reply = str | Callable[[list[BaseMessage]], str]

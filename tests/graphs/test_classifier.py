@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from agent.settings import load_settings
+from core.settings import load_settings
 from graphs.rag.classifier.factory import get_classifier
 from graphs.rag.classifier.llm import LLMComplexityClassifier
-from graphs.rag.classifier.local import mentions_documents
+from graphs.rag.classifier.signals import mentions_documents
 from prompts import load_prompt
 from tests.graphs.helpers import ScriptedChatModel
 

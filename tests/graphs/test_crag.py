@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.settings import load_settings
+from core.settings import load_settings
 from graphs.rag.nodes.grade_retrieval import crag_action, grade_passages
 from tests.fakes.tavily_server import FAKE_TAVILY_KEY, WebPage, fake_tavily_server
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker

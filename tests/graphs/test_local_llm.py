@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from agent.agent import Agent
 from agent.cli import app
-from agent.settings import load_settings
+from core.settings import load_settings
 from tools.knowledge_base.ingest import ingest
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]

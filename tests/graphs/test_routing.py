@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.errors import ConfigError
-from graphs.rag.classifier.local import asks_time_sensitive_fact
+from core.errors import ConfigError
+from graphs.rag.classifier.signals import asks_time_sensitive_fact
 from tests.graphs.helpers import ScriptedChatModel
 from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, nodes_run, run_turn, step
 

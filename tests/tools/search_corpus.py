@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agent.settings import Settings, load_settings
+from core.settings import Settings, load_settings
 from tools.knowledge_base.records import Chunk, content_hash
 
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.errors import ConfigError
-from agent.settings import ExpandSettings
+from core.errors import ConfigError
+from core.settings import ExpandSettings
 from tests.tools.search_corpus import build_corpus
 from tools.expand_context import expand_context
 from tools.knowledge_base.knowledge_base import KnowledgeBase

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agent.errors import ProviderUnavailable
+from core.errors import ProviderUnavailable
 from tools._hosted_retry import Permanent, RetryPolicy, Transient, call_with_retries, parse_retry_after
 
 

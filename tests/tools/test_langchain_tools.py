@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from pydantic import ValidationError
 
-from agent.settings import load_settings
+from core.settings import load_settings
 from tests.fakes.tavily_server import FAKE_TAVILY_KEY, fake_tavily_server
 from tests.tools.search_corpus import build_corpus
 from tools.knowledge_base.knowledge_base import KnowledgeBase

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.errors import ConfigError, FilterError
+from core.errors import ConfigError, FilterError
 from tests.tools.search_corpus import build_corpus
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.search import SearchRequest, encode_queries, hybrid_search, reciprocal_rank_fusion, search_encoded

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agent.errors import ConfigError, FilterError
-from agent.settings import SearchSettings
+from core.errors import ConfigError, FilterError
+from core.settings import SearchSettings
 from tools.search import SearchRequest, access_filter, reciprocal_rank_fusion, require_groups
 
 

@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agent.errors import IngestError, ProviderUnavailable
-from agent.settings import ChunkingSettings, Settings
+from core.errors import IngestError, ProviderUnavailable
+from core.settings import ChunkingSettings, Settings
 from tools.knowledge_base.chunkers.factory import chunk_document
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.loaders.factory import iter_candidate_files, load_file

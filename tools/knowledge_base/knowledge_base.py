@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.providers.embedder_base import Embedder
-from agent.providers.embedder_factory import get_embedder
-from agent.settings import Settings
+from core.settings import Settings
 from tools.knowledge_base.embed_cache import EmbeddingCache
 from tools.knowledge_base.sparse import SparseEncoder
 from tools.knowledge_base.store.base import VectorStore
 from tools.knowledge_base.store.factory import open_store
+from tools.providers.embedder_base import Embedder
+from tools.providers.embedder_factory import get_embedder
 
 
 @dataclass

@@ -10,6 +10,8 @@ from tools.knowledge_base.records import Hit
 
 class Reranker(ABC):
     name: str
+    #: Whether ``rerank_score`` is a relevance probability that CRAG's thresholds apply to.
+    calibrated: bool = True
 
     @abstractmethod
     def rerank(self, query: str, hits: Sequence[Hit], top_n: int) -> list[Hit]:

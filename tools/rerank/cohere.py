@@ -17,8 +17,8 @@ import httpx
 from cohere.core.api_error import ApiError
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.errors import ConfigError, ProviderUnavailable
-from agent.settings import Settings
+from core.errors import ConfigError, ProviderUnavailable
+from core.settings import RerankSettings
 from tools._hosted_retry import (
     Classifier,
     Permanent,
@@ -110,26 +110,21 @@ class CohereReranker(Reranker):
 
     name = "cohere"
 
-    def __init__(self, settings: Settings) -> None:
-        if not settings.cohere_api_key:
+    def __init__(self, options: RerankSettings, *, api_key: str | None, base_url: str | None = None) -> None:
+        if not api_key:
             raise ConfigError("the Cohere reranker needs COHERE_API_KEY (settings.cohere_api_key)")
-        self.settings = settings
-        self.model = settings.rerank.cohere_model
+        self.options = options
+        self.model = options.cohere_model
         # The SDK's own retries are off: ours honour Retry-After with a cap and count attempts.
-        self._client = cohere.ClientV2(
-            api_key=settings.cohere_api_key,
-            base_url=settings.cohere_base_url,
-            timeout=settings.rerank.timeout_s,
-            max_retries=0,
-        )
-        self._policy = RetryPolicy(settings.rerank.max_retries, settings.rerank.max_retry_wait_s)
+        self._client = cohere.ClientV2(api_key=api_key, base_url=base_url, timeout=options.timeout_s, max_retries=0)
+        self._policy = RetryPolicy(options.max_retries, options.max_retry_wait_s)
 
     def rerank(self, query: str, hits: Sequence[Hit], top_n: int) -> list[Hit]:
         """Hits reordered by Cohere's relevance score (0..1), below ``rerank.threshold`` dropped, at most top_n."""
         hits = list(hits)
         if not hits or top_n <= 0:
             return []
-        budget = passage_budget(query, self.settings.rerank.max_tokens)
+        budget = passage_budget(query, self.options.max_tokens)
         documents = [truncate_to_approx_tokens(passage_text(hit), budget) for hit in hits]
 
         def ask() -> _RerankReply:
@@ -143,9 +138,9 @@ class CohereReranker(Reranker):
             # The SDK builds its reply object without validation; check the shape ourselves.
             return _RerankReply.model_validate(response, from_attributes=True)
 
-        reply = call_with_retries(PROVIDER, ask, _classify(self.settings.rerank.timeout_s), self._policy)
+        reply = call_with_retries(PROVIDER, ask, _classify(self.options.timeout_s), self._policy)
         scores = self._scores_by_position(reply, len(hits))
-        return order_by_scores(hits, scores, top_n, self.settings.rerank.threshold)
+        return order_by_scores(hits, scores, top_n, self.options.threshold)
 
     @staticmethod
     def _scores_by_position(reply: _RerankReply, count: int) -> list[float]:

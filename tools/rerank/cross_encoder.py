@@ -17,8 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ConfigError
-from agent.settings import Settings
+from core.errors import ConfigError
+from core.settings import RerankSettings
 from tools.knowledge_base.records import Hit
 from tools.rerank._scoring import order_by_scores, passage_text
 from tools.rerank.base import Reranker
@@ -80,12 +80,12 @@ class CrossEncoderReranker(Reranker):
 
     name = "cross_encoder"
 
-    def __init__(self, settings: Settings) -> None:
-        path = _check_model_dir(settings.rerank.cross_encoder_path)
-        self.settings = settings
+    def __init__(self, options: RerankSettings) -> None:
+        path = _check_model_dir(options.cross_encoder_path)
+        self.options = options
         self.model = _load_cross_encoder(str(path))
         self.tokenizer = self.model.tokenizer
-        self.window = min(_model_window(self.model), settings.rerank.max_tokens)
+        self.window = min(_model_window(self.model), options.max_tokens)
 
     def passage_budget(self, query: str) -> int:
         """Tokens left for the passage once the whole query and the special tokens are in the window."""
@@ -132,4 +132,4 @@ class CrossEncoderReranker(Reranker):
         if not hits or top_n <= 0:
             return []
         scores = self.model.predict(self.pairs(query, hits), batch_size=16, show_progress_bar=False)
-        return order_by_scores(hits, [float(s) for s in scores], top_n, self.settings.rerank.threshold)
+        return order_by_scores(hits, [float(s) for s in scores], top_n, self.options.threshold)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from agent.errors import ConfigError
-from agent.settings import Settings
+from core.errors import ConfigError
+from core.settings import Settings
 from tools.rerank.base import Reranker
 from tools.rerank.noop import NoopReranker
 
@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from tools.knowledge_base.knowledge_base import KnowledgeBase
 
 ProviderChoice = Literal["cohere", "cross_encoder", "offline", "none"]
+#: what a caller may ask for: a provider, or "auto" (chosen by the configured keys and paths)
+RerankerChoice = ProviderChoice | Literal["auto"]
 
 
 def choose_reranker_provider(settings: Settings) -> ProviderChoice:
@@ -28,10 +30,16 @@ def choose_reranker_provider(settings: Settings) -> ProviderChoice:
     return "offline"
 
 
-def get_reranker(settings: Settings, kb: KnowledgeBase | None = None) -> Reranker:
-    """Build the chosen reranker. ConfigError when an explicitly chosen provider lacks its key or model
-    (a configured cross-encoder that cannot load is an error too, not a silent fallback)."""
-    choice = choose_reranker_provider(settings)
+def get_reranker(
+    settings: Settings,
+    kb: KnowledgeBase | None = None,
+    *,
+    provider: RerankerChoice | None = None,
+) -> Reranker:
+    """Build the chosen reranker (``provider`` overrides ``rerank.provider``, e.g. a CLI flag). ConfigError
+    when an explicitly chosen provider lacks its key or model (a configured cross-encoder that cannot
+    load is an error too, not a silent fallback)."""
+    choice = provider if provider not in (None, "auto") else choose_reranker_provider(settings)
     # Providers are imported when chosen: each pulls in its own client library or model.
     if choice == "none":
         return NoopReranker()
@@ -40,11 +48,11 @@ def get_reranker(settings: Settings, kb: KnowledgeBase | None = None) -> Reranke
             raise ConfigError("rerank.provider is 'cohere' but COHERE_API_KEY is not set")
         from tools.rerank.cohere import CohereReranker
 
-        return CohereReranker(settings)
+        return CohereReranker(settings.rerank, api_key=settings.cohere_api_key, base_url=settings.cohere_base_url)
     if choice == "cross_encoder":
         from tools.rerank.cross_encoder import CrossEncoderReranker
 
-        return CrossEncoderReranker(settings)
+        return CrossEncoderReranker(settings.rerank)
     from tools.rerank.offline import OfflineReranker
 
-    return OfflineReranker(settings, kb=kb)
+    return OfflineReranker(settings.rerank, kb=kb, vector_cache_path=settings.home / "embeddings.sqlite")

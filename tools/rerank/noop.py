@@ -13,6 +13,7 @@ class NoopReranker(Reranker):
     rely on it; ``rerank.threshold`` is not applied, since fusion scores are on another scale."""
 
     name = "none"
+    calibrated = False  # fusion scores: another scale, no thresholds apply
 
     def rerank(self, query: str, hits: Sequence[Hit], top_n: int) -> list[Hit]:
         return [hit.model_copy(update={"rerank_score": hit.score}) for hit in list(hits)[: max(top_n, 0)]]

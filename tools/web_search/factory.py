@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.settings import Settings
+from core.settings import Settings
 from tools.web_search.base import WebSearch
 from tools.web_search.unavailable import UnavailableWebSearch
 
@@ -16,4 +16,4 @@ def get_web_search(settings: Settings) -> WebSearch:
         return UnavailableWebSearch("TAVILY_API_KEY is not set")
     from tools.web_search.tavily import TavilyWebSearch  # imports requests/tavily only when used
 
-    return TavilyWebSearch(settings)
+    return TavilyWebSearch(settings.web, api_key=settings.tavily_api_key, base_url=settings.tavily_base_url)

@@ -22,8 +22,8 @@ from tavily.errors import (
 )
 from tavily.errors import TimeoutError as TavilyTimeout
 
-from agent.errors import ConfigError
-from agent.settings import Settings
+from core.errors import ConfigError
+from core.settings import WebSearchSettings
 from tools._hosted_retry import (
     Classifier,
     Permanent,
@@ -91,11 +91,13 @@ class TavilyWebSearch(WebSearch):
 
     name = "tavily"
 
-    def __init__(self, settings: Settings) -> None:
-        if not settings.tavily_api_key:
+    def __init__(self, options: WebSearchSettings, *, api_key: str | None, base_url: str | None = None) -> None:
+        if not api_key:
             raise ConfigError("Tavily web search needs TAVILY_API_KEY (settings.tavily_api_key)")
-        self.settings = settings
-        self._policy = RetryPolicy(settings.web.max_retries, settings.web.max_retry_wait_s)
+        self.options = options
+        self._api_key = api_key
+        self._base_url = base_url
+        self._policy = RetryPolicy(options.max_retries, options.max_retry_wait_s)
 
     def search(self, query: str, max_results: int, include_domains: Sequence[str] = ()) -> list[Hit]:
         """At most ``max_results`` (1..20) web hits, best first, de-duplicated by URL.
@@ -106,8 +108,8 @@ class TavilyWebSearch(WebSearch):
         if not query.strip():
             raise ValueError("web search query is empty")
         max_results = max(1, min(max_results, MAX_RESULTS_LIMIT))
-        domains = list(include_domains) or list(self.settings.web.include_domains)
-        timeout_s = self.settings.web.timeout_s
+        domains = list(include_domains) or list(self.options.include_domains)
+        timeout_s = self.options.timeout_s
         retry_after: list[float | None] = []
 
         def record_retry_after(response: requests.Response, *args: object, **kwargs: object) -> None:
@@ -116,8 +118,8 @@ class TavilyWebSearch(WebSearch):
         with requests.Session() as session:
             session.hooks["response"].append(record_retry_after)
             client = TavilyClient(
-                api_key=self.settings.tavily_api_key,
-                api_base_url=self.settings.tavily_base_url,
+                api_key=self._api_key,
+                api_base_url=self._base_url,
                 session=session,
             )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.errors import ProviderUnavailable
+from core.errors import ProviderUnavailable
 from tools.knowledge_base.records import Hit
 from tools.web_search.base import WebSearch
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from core.vocabulary import Route
 
 
 class RouteDecision(BaseModel):
     """A classifier's verdict on one question."""
 
-    route: Literal["direct", "single", "iterative"] = Field(
+    route: Route = Field(
         description="direct: no retrieval; single: one retrieval suffices; iterative: multi-hop"
     )
     confidence: float = Field(ge=0.0, le=1.0, description="how sure the classifier is of this route")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.settings import Settings
+from core.settings import Settings
 from graphs.rag.classifier.base import ComplexityClassifier
 from graphs.rag.classifier.local import FeatureComplexityClassifier, load_router_weights
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from agent.errors import StructuredOutputError
+from core.errors import StructuredOutputError
 from graphs.rag.classifier.base import ComplexityClassifier, RouteDecision
 from prompts import load_prompt
 

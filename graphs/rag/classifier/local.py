@@ -6,8 +6,7 @@ give the reason shown in traces; the embedding carries what regular expressions 
 Chinese phrasing). The trained weights live in ``models/router.json`` together with the figures they
 were measured at; inference is plain numpy.
 
-``mentions_documents`` is exported for the router: a question that names the user's documents
-("according to the handbook", "文档里") must be answered from them, never directly.
+Whether a question names the user's documents is a feature here too (``signals.mentions_documents``).
 """
 
 from __future__ import annotations
@@ -23,15 +22,16 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from agent.errors import ConfigError, ModelAssetError
-from agent.providers.embedder_base import Embedder
+from core.errors import ConfigError, ModelAssetError
+from core.vocabulary import Route
 from graphs.rag.classifier.base import ComplexityClassifier, RouteDecision
+from graphs.rag.classifier.signals import mentions_documents
+from tools.providers.embedder_base import Embedder
 
 if TYPE_CHECKING:
-    from agent.settings import Settings
+    from core.settings import Settings
 
 ROUTER_MODEL_PATH = Path(__file__).parent / "models" / "router.json"
-ROUTES: tuple[str, ...] = ("direct", "single", "iterative")
 
 _GREETING = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening)|how are you|bye|goodbye)\b"
@@ -55,15 +55,6 @@ _WORDED_ARITHMETIC = re.compile(
 )
 _GENERAL_TASK = re.compile(
     r"^\s*(translate|write (me )?(a|an) (poem|haiku|joke|story)|tell me a joke|spell)\b|^\s*(翻译|写一首|讲个笑话)",
-    re.IGNORECASE,
-)
-_DOCUMENT_REFERENCE = re.compile(
-    r"\baccording to (the|our|my|this|these)\b"
-    r"|\b(in|from|per) (the|our|my|this|these) (handbook|document|documents|docs|policy|policies|manual|"
-    r"report|reports|file|files|pdf|notes|knowledge base|spreadsheet|contract|guide|wiki|slides)\b"
-    r"|\b(our|my) (company|handbook|policy|policies|documents|docs|notes|files|team|product|contract)\b"
-    r"|\b(the|this) (handbook|knowledge base|uploaded|attached)\b"
-    r"|文档|手册|资料|文件|知识库|根据(公司|我们|这|该)|我们的|公司的|制度|政策",
     re.IGNORECASE,
 )
 _COMPARISON = re.compile(
@@ -98,23 +89,6 @@ _QUESTION_WORD = re.compile(
 _CONJUNCTION = re.compile(r"\b(and|both|as well as)\b|和|与|以及|及|并且", re.IGNORECASE)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _TITLE_MARKS = re.compile(r"《[^》]+》|\"[^\"]+\"|“[^”]+”")
-
-
-# A year (1900-2099, not part of a longer number) or "latest / 最新": facts that change with time, which a
-# model's memory is no source for. Kept out of words like "today" / "最近" that greetings use too.
-_TIME_SENSITIVE = re.compile(
-    r"(?<![\d.])(19|20)\d{2}(?![\d.])|\b(latest|newest|most recent)\b|最新", re.IGNORECASE
-)
-
-
-def asks_time_sensitive_fact(question: str) -> bool:
-    """True when the question is about a given year or the latest state of something ("我国2021年人口出生率")."""
-    return bool(_TIME_SENSITIVE.search(question))
-
-
-def mentions_documents(question: str) -> bool:
-    """True when the question names the user's documents ("according to the handbook", "文档里")."""
-    return bool(_DOCUMENT_REFERENCE.search(question))
 
 
 def _entities(question: str) -> int:
@@ -183,7 +157,7 @@ class RouterWeights(BaseModel):
     """The trained router as stored in ``models/router.json`` (written by ``bench/train_router.py``)."""
 
     version: Literal[1] = 1
-    labels: list[Literal["direct", "single", "iterative"]]
+    labels: list[Route]
     feature_names: list[str]
     embedder: str | None = Field(None, description="the query-embedding model of the embedding features")
     embedding_dim: int = Field(0, ge=0)
@@ -257,10 +231,10 @@ class FeatureComplexityClassifier(ComplexityClassifier):
 
         def embedder() -> Embedder:
             if settings.embedder.provider == "local":
-                from agent.providers.embedder_factory import get_embedder
+                from tools.providers.embedder_factory import get_embedder
 
                 return get_embedder(settings)
-            from agent.providers.embedder_local_e5 import LocalE5Embedder
+            from tools.providers.embedder_local_e5 import LocalE5Embedder
 
             return LocalE5Embedder(num_threads=settings.embedder.num_threads)
 
@@ -275,7 +249,7 @@ class FeatureComplexityClassifier(ComplexityClassifier):
             if self._embedder is None:
                 source = self._embedder_source
                 if source is None:
-                    from agent.providers.embedder_local_e5 import LocalE5Embedder
+                    from tools.providers.embedder_local_e5 import LocalE5Embedder
 
                     source = LocalE5Embedder()
                 self._embedder = source if isinstance(source, Embedder) else source()

@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
-from agent.errors import StructuredOutputError
+from core.errors import StructuredOutputError
 
 Model = TypeVar("Model", bound=BaseModel)
 

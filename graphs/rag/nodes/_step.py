@@ -74,46 +74,46 @@ def count_llm_usage() -> Iterator[LLMUsageCounter]:
         _usage_counter.reset(token)
 
 
-def records_step(node_name: str) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+def records_step(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """Decorate a node ``fn(state, config, **bound) -> update`` whose update may hold a ``decision``.
 
-    The wrapped node returns the update without ``decision``, plus ``steps`` (its entry appended, or
-    a fresh list when the node reset ``steps`` with ``Overwrite``) and its ``llm_calls`` / token counts.
+    The step entry is named after the function: a node's name is written once, in its ``def`` (and
+    ``graph.py`` registers it under that name). The wrapped node returns the update without
+    ``decision``, plus ``steps`` (its entry appended, or a fresh list when the node reset ``steps`` with
+    ``Overwrite``) and its ``llm_calls`` / token counts.
     """
+    node_name = node.__name__
 
-    def decorate(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-        @functools.wraps(node)
-        def run(state: Any, config: Any, **bound: Any) -> dict[str, Any]:
-            started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-            start = time.perf_counter()
-            with count_llm_usage() as usage:
-                update = dict(node(state, config, **bound) or {})
-            ms = round((time.perf_counter() - start) * 1000, 1)
-            decision = dict(update.pop("decision", None) or {})
-            if usage.calls:
-                decision["llm_calls"] = usage.calls
-                if usage.input_tokens or usage.output_tokens:
-                    decision["llm_tokens"] = {"input": usage.input_tokens, "output": usage.output_tokens}
-                    if usage.cached_input_tokens:
-                        decision["llm_tokens"]["cached_input"] = usage.cached_input_tokens
-            entry = {"node": node_name, "started_at": started_at, "ms": ms, "decision": decision}
-            previous = update.get("steps")
-            if isinstance(previous, Overwrite):
-                update["steps"] = Overwrite([*previous.value, entry])
-            else:
-                update["steps"] = [*(previous or []), entry]
-            for key, amount in (
-                ("llm_calls", usage.calls),
-                ("llm_input_tokens", usage.input_tokens),
-                ("llm_output_tokens", usage.output_tokens),
-            ):
-                current = update.get(key)
-                if isinstance(current, Overwrite):
-                    update[key] = Overwrite(current.value + amount)
-                elif amount or current:
-                    update[key] = (current or 0) + amount
-            return update
+    @functools.wraps(node)
+    def run(state: Any, config: Any, **bound: Any) -> dict[str, Any]:
+        started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        start = time.perf_counter()
+        with count_llm_usage() as usage:
+            update = dict(node(state, config, **bound) or {})
+        ms = round((time.perf_counter() - start) * 1000, 1)
+        decision = dict(update.pop("decision", None) or {})
+        if usage.calls:
+            decision["llm_calls"] = usage.calls
+            if usage.input_tokens or usage.output_tokens:
+                decision["llm_tokens"] = {"input": usage.input_tokens, "output": usage.output_tokens}
+                if usage.cached_input_tokens:
+                    decision["llm_tokens"]["cached_input"] = usage.cached_input_tokens
+        entry = {"node": node_name, "started_at": started_at, "ms": ms, "decision": decision}
+        previous = update.get("steps")
+        if isinstance(previous, Overwrite):
+            update["steps"] = Overwrite([*previous.value, entry])
+        else:
+            update["steps"] = [*(previous or []), entry]
+        for key, amount in (
+            ("llm_calls", usage.calls),
+            ("llm_input_tokens", usage.input_tokens),
+            ("llm_output_tokens", usage.output_tokens),
+        ):
+            current = update.get(key)
+            if isinstance(current, Overwrite):
+                update[key] = Overwrite(current.value + amount)
+            elif amount or current:
+                update[key] = (current or 0) + amount
+        return update
 
-        return run
-
-    return decorate
+    return run

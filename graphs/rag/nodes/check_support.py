@@ -10,12 +10,13 @@ hallucination through).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from agent.answer import SupportVerdict
+from core.answer import SupportVerdict
+from core.vocabulary import JudgedSupport
 from graphs.rag.nodes._citations import answer_sentences
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
@@ -27,7 +28,7 @@ from prompts import load_prompt
 
 class SentenceSupport(BaseModel):
     n: int = Field(description="the sentence number")
-    support: Literal["fully", "partially", "not"]
+    support: JudgedSupport
 
 
 class SupportJudgement(BaseModel):
@@ -56,7 +57,7 @@ def mark_uncited_unsupported(verdicts: list[SupportVerdict]) -> None:
             verdict.verdict = "not"
 
 
-@records_step("check_support")
+@records_step
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user, verdicts = judgement_prompt(state)
     judgement, error = ask_structured(resources.llm, SupportJudgement, system, user, config)

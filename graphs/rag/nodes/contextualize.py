@@ -35,7 +35,7 @@ def format_history(history: list[BaseMessage]) -> str:
     return "\n".join(lines)
 
 
-@records_step("contextualize")
+@records_step
 def contextualize(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Rewrite the question into a standalone one with one LLM call; keep it unchanged if the reply is empty."""
     question = state["question"]

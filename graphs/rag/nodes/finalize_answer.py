@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from agent.answer import Citation
+from core.answer import Citation
 from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -36,7 +36,7 @@ def citations_for(answer: str, context: list[ContextPassage]) -> list[dict[str, 
     return citations
 
 
-@records_step("finalize_answer")
+@records_step
 def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     draft = state.get("answer_draft") or ""
     if state.get("route") == "direct":

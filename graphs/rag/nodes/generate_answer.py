@@ -1,4 +1,4 @@
-"""The cited answer from the numbered context (and its stricter regeneration after a failed IsSup)."""
+"""The cited answer from the numbered context; ``answer_prompt`` and ``draft_update`` serve its regeneration too."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
     return system, user
 
 
-def _draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
+def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
     context = state.get("context") or []
     valid = {p["n"] for p in context}
     refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
@@ -63,35 +63,12 @@ def _draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -
     return {"answer_draft": draft, "generator_refused": refused, "decision": decision}
 
 
-@records_step("generate_answer")
+@records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user = answer_prompt(state, strict=False)
     reply = ask_text(resources.llm, system, user, config)
-    update = _draft_update(
+    update = draft_update(
         reply, state, {"reused_previous_context": bool(state.get("reused_previous_context"))}
     )
     update["strict_generation"] = False
     return update
-
-
-@records_step("regenerate_answer")
-def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    """IsSup failed: write the answer again with stricter instructions (counts toward the bound)."""
-    counter = state.get("support_retries", 0) + 1
-    system, user = answer_prompt(state, strict=True)
-    reply = ask_text(resources.llm, system, user, config)
-    bound = resources.settings.graph.max_support_retries
-    update = _draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound})
-    update.update(support_retries=counter, strict_generation=True)
-    return update
-
-
-@records_step("generate_direct")
-def generate_direct(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    """Answer without retrieval (greetings, arithmetic, general knowledge not asked to be sourced)."""
-    user = (
-        f"Message: {state['standalone_question']}\n"
-        f"Answer language: {language_name(state.get('language', 'en'))}"
-    )
-    reply = ask_text(resources.llm, load_prompt("generate_direct"), user, config)
-    return {"answer_draft": reply, "decision": {"chars": len(reply)}}

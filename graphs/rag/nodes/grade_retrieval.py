@@ -63,11 +63,11 @@ def kept_passages(
     ]
 
 
-@records_step("grade_retrieval")
+@records_step
 def grade_retrieval(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     settings = resources.settings.graph
     hits = hits_from_state(state.get("hits") or [])
-    calibrated = resources.reranker.name != "none"
+    calibrated = resources.reranker.calibrated
     scores = [h.rerank_score if calibrated else None for h in hits]
     grade = grade_passages(scores, settings.crag_upper, settings.crag_lower)
     # A second grading in the same turn (after a knowledge-base retry) does not search the web again.

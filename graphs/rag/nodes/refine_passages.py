@@ -21,7 +21,6 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from rank_bm25 import BM25Okapi
 
-from agent.providers.embedder_base import Embedder
 from graphs.rag.nodes._passages import hits_from_state, passage_from_hit
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -29,6 +28,7 @@ from graphs.rag.state import ContextPassage, RagState
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.sparse import tokenize
 from tools.knowledge_base.text_units import split_sentences
+from tools.providers.embedder_base import Embedder
 
 STRIP_MIN_CHARS = 40  # a shorter sentence ("See below.") is joined to the next one
 MAX_STRIPS = 64  # bounds the embedding work of one refinement
@@ -174,7 +174,7 @@ def refinement_queries(state: RagState) -> list[str]:
     return queries
 
 
-@records_step("refine_passages")
+@records_step
 def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     passages = hits_from_state(state.get("passages") or [])
     strips = decompose(passages)

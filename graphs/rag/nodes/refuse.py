@@ -35,7 +35,7 @@ def refusal_reason(state: RagState) -> str:
     return "the sources do not hold the answer"
 
 
-@records_step("refuse")
+@records_step
 def refuse(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     reason = refusal_reason(state)
     text = refusal_text(state.get("language", "en"))

@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agent.errors import ProviderUnavailable
+from core.errors import ProviderUnavailable
 from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._passages import hits_to_state
 from graphs.rag.nodes._step import records_step
@@ -46,7 +46,7 @@ def search_and_rerank(
     return hits, facts
 
 
-@records_step("retrieve")
+@records_step
 def retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Run the state's ``queries``; on the iterative route each step keeps fewer hits (they accumulate)."""
     groups = list(RagConfiguration.from_runnable_config(config, resources.settings).user_groups)

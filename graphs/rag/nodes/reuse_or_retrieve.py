@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agent.errors import ProviderUnavailable
+from core.errors import ProviderUnavailable
 from graphs.rag.nodes._passages import renumber
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -32,7 +32,7 @@ def _as_hit(passage: ContextPassage) -> Hit:
     )
 
 
-@records_step("reuse_or_retrieve")
+@records_step
 def reuse_or_retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     previous = list(state.get("previous_context") or [])
     question = state["standalone_question"]
@@ -43,10 +43,10 @@ def reuse_or_retrieve(state: RagState, config: RunnableConfig, *, resources: Res
             "reused_previous_context": False,
             "decision": {"reuse": False, "reason": "no previous context"},
         }
-    if reranker.name == "none":
+    if not reranker.calibrated:
         return {
             "reused_previous_context": False,
-            "decision": {"reuse": False, "reason": "reranker 'none' cannot score the previous context"},
+            "decision": {"reuse": False, "reason": f"reranker '{reranker.name}' cannot score the previous context"},
         }
     try:
         scored = reranker.rerank(question, [_as_hit(p) for p in previous], len(previous))

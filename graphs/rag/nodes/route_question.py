@@ -6,13 +6,13 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.rag.classifier.local import asks_time_sensitive_fact, mentions_documents
+from graphs.rag.classifier.signals import asks_time_sensitive_fact, mentions_documents
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 
 
-@records_step("route_question")
+@records_step
 def route_question(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Pick the route. A 'direct' verdict escalates to 'single' (Self-RAG's Retrieve decision) when the
     classifier is not confident enough, the question names the user's documents, or it asks about a given

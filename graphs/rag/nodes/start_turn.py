@@ -6,12 +6,11 @@ from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Overwrite
 
-from agent.errors import ConfigError
+from core.errors import ConfigError
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
-from graphs.rag.state import RagState, RouteRequest
+from graphs.rag.state import RagState, RouteRequest, turn_defaults
 from tools.knowledge_base.text_units import detect_language
 
 MAX_QUESTION_CHARS = 4000
@@ -22,7 +21,7 @@ def question_language(text: str) -> str:
     return "zh" if detect_language(text) == "zh" else "en"
 
 
-@records_step("start_turn")
+@records_step
 def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Reset everything that belongs to one turn; ``previous_context`` keeps the last non-empty context."""
     question = (state.get("question") or "").strip()
@@ -38,45 +37,13 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
     previous_context = state.get("context") or state.get("previous_context") or []
     history_messages = len(state.get("messages") or [])
     return {
+        **turn_defaults(),
         "messages": [HumanMessage(question)],
         "question": question,
         "route_request": route_request,
         "standalone_question": question,
         "language": question_language(question),
-        "route": None,
-        "route_confidence": None,
-        "route_reason": "",
-        "query_transform": "none",
-        "queries": [],
-        "queries_issued": Overwrite([]),
-        "hits": Overwrite([]),
-        "crag_grade": None,
-        "crag_action": None,
-        "web_searched": False,
-        "passages": [],
-        "strips": [],
-        "context": [],
         "previous_context": previous_context,
-        "reused_previous_context": False,
-        "reasoning": [],
-        "reasoning_done": False,
-        "answer_draft": "",
-        "generator_refused": False,
-        "strict_generation": False,
-        "support": [],
-        "answers_question": None,
-        "answer": "",
-        "citations": [],
-        "refused": False,
-        "refusal_reason": None,
-        "ircot_steps": 0,
-        "support_retries": 0,
-        "usefulness_retries": 0,
-        "crag_retries": 0,
-        "llm_calls": Overwrite(0),
-        "llm_input_tokens": Overwrite(0),
-        "llm_output_tokens": Overwrite(0),
-        "steps": Overwrite([]),
         "decision": {
             "question": question,
             "route_request": route_request,

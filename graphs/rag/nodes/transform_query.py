@@ -39,7 +39,7 @@ def _clean(queries: list[str], question: str, limit: int) -> list[str]:
     return kept[:limit]
 
 
-@records_step("transform_query")
+@records_step
 def transform_query(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Set ``queries`` for the first retrieval according to the configured transform."""
     question = state["standalone_question"]

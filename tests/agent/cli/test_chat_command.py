@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings import load_settings
+from core.settings import load_settings
 from tools.knowledge_base.ingest import ingest
 
 NOTE = """# Falcon service notes

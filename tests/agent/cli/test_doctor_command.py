@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.providers import local_gguf
-from agent.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf
-from agent.settings import load_settings
+from core.settings import load_settings
+from tools.providers import local_gguf
+from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf
 
 runner = CliRunner()
 

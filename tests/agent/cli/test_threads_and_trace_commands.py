@@ -11,7 +11,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.settings import load_settings
+from core.settings import load_settings
 from tests.agent.tiny_rag_graph import build_tiny_graph
 from tests.agent.tracing.conftest import record_tiny_run
 

@@ -13,7 +13,7 @@ import uvicorn
 
 from agent.agent import Agent
 from agent.server.app import create_app
-from agent.settings import Settings, load_settings
+from core.settings import Settings, load_settings
 
 KEY_A, KEY_B = "key-team-a", "key-team-b"
 

@@ -8,10 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.errors import ConfigError, ModelAssetError
-from agent.providers.embedder_base import Embedder
-from agent.providers.embedder_local_e5 import LocalE5Embedder
-from agent.settings import load_settings
+from core.errors import ConfigError, ModelAssetError
+from core.settings import load_settings
 from graphs.rag.classifier.factory import get_classifier
 from graphs.rag.classifier.llm import LLMComplexityClassifier
 from graphs.rag.classifier.local import (
@@ -22,6 +20,8 @@ from graphs.rag.classifier.local import (
     surface_features,
 )
 from tests.graphs.helpers import ScriptedChatModel
+from tools.providers.embedder_base import Embedder
+from tools.providers.embedder_local_e5 import LocalE5Embedder
 
 
 @pytest.fixture(scope="module")

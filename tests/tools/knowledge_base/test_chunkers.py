@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.providers.embedder_local_e5 import LocalE5Embedder
-from agent.settings import ChunkingSettings, Settings
+from core.settings import ChunkingSettings, Settings
 from tools.knowledge_base.chunkers.factory import chunk_document
 from tools.knowledge_base.loaders.factory import load_file
 from tools.knowledge_base.records import Block, Chunk, LoadedDocument
 from tools.knowledge_base.text_units import split_sentences
+from tools.providers.embedder_local_e5 import LocalE5Embedder
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "samples"

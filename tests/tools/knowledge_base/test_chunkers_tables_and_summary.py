@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings import ChunkingSettings, Settings
+from core.settings import ChunkingSettings, Settings
 from tools.knowledge_base.chunkers.factory import chunk_document
 from tools.knowledge_base.loaders.factory import load_file
 

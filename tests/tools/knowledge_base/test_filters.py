@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 from qdrant_client import models
 
-from agent.errors import FilterError
+from core.errors import FilterError
 from tools.knowledge_base.store.filters import (
     MAX_DEPTH,
     AndFilter,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings import Settings, load_settings
+from core.settings import Settings, load_settings
 from tools.knowledge_base.ingest import ingest
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.loaders.factory import file_doc_id

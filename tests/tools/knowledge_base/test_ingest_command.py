@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from agent.settings import load_settings
+from core.settings import load_settings
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.sparse import SparseEncoder
 from tools.knowledge_base.store.edge import EdgeStore

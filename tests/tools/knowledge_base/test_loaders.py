@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.settings import Settings
+from core.settings import Settings
 from tools.knowledge_base.loaders.factory import (
     SUPPORTED_SUFFIXES,
     file_doc_id,

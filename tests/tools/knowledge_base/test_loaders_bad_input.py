@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from agent.errors import IngestError
-from agent.settings import Settings
+from core.errors import IngestError
+from core.settings import Settings
 from tools.knowledge_base.loaders.factory import iter_candidate_files, load_file
 
 REPO = Path(__file__).resolve().parents[3]

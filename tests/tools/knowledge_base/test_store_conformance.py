@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.errors import ConfigError, FilterError
-from agent.providers.embedder_local_e5 import LocalE5Embedder
+from core.errors import ConfigError, FilterError
 from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.sparse import SparseEncoder
 from tools.knowledge_base.store.base import VectorStore
 from tools.knowledge_base.store.edge import EdgeStore
 from tools.knowledge_base.store.filters import restrict_to_groups
 from tools.knowledge_base.store.server import ServerStore
+from tools.providers.embedder_local_e5 import LocalE5Embedder
 
 ENCODER = SparseEncoder()
 BACKENDS = ["edge", "server-local"]

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent.errors import ConfigError, ProviderUnavailable
-from agent.settings import load_settings
+from core.errors import ConfigError, ProviderUnavailable
+from core.settings import load_settings
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.sparse import SparseEncoder

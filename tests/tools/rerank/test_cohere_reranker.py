@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agent.errors import ConfigError, ProviderUnavailable
-from agent.settings import Settings, load_settings
+from core.errors import ConfigError, ProviderUnavailable
+from core.settings import Settings, load_settings
 from tests.fakes.cohere_server import FAKE_COHERE_KEY, RERANK_PATH, fake_cohere_server, word_overlap_score
 from tests.fakes.http_server import FakeHTTPServer, FakeResponse
 from tools.knowledge_base.records import Hit
@@ -31,6 +31,11 @@ def make_settings(base_url: str, ragpilot_home: Path, **rerank: Any) -> Settings
     return load_settings(cohere_api_key=FAKE_COHERE_KEY, cohere_base_url=base_url, rerank=rerank_settings)
 
 
+def cohere_reranker(settings: Settings) -> CohereReranker:
+    """The reranker built from its own settings section and key, as its factory builds it."""
+    return CohereReranker(settings.rerank, api_key=settings.cohere_api_key, base_url=settings.cohere_base_url)
+
+
 def make_hits(*texts: str) -> list[Hit]:
     return [
         Hit(chunk_id=f"doc{i}:0", doc_id=f"doc{i}", text=text, score=1.0 / (60 + i))
@@ -47,7 +52,7 @@ PASSAGES = (
 
 
 def test_hits_come_back_in_the_services_order_with_its_scores(cohere_server, ragpilot_home):
-    reranker = CohereReranker(make_settings(cohere_server.base_url, ragpilot_home))
+    reranker = cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home))
     hits = make_hits(*PASSAGES)
 
     reranked = reranker.rerank(QUERY, hits, top_n=4)
@@ -72,7 +77,7 @@ def test_reply_indices_map_back_to_the_hits_they_name(cohere_server, ragpilot_ho
     cohere_server.enqueue("POST", RERANK_PATH, FakeResponse(json_body=reply))
     hits = make_hits("a", "b", "c")
 
-    reranked = CohereReranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank("q", hits, top_n=3)
+    reranked = cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank("q", hits, top_n=3)
 
     assert [(h.text, h.rerank_score) for h in reranked] == [("c", 0.91), ("a", 0.42), ("b", 0.05)]
 
@@ -81,17 +86,17 @@ def test_top_n_cuts_and_threshold_drops_low_scores(cohere_server, ragpilot_home)
     hits = make_hits(*PASSAGES)
     settings = make_settings(cohere_server.base_url, ragpilot_home, threshold=0.2)
 
-    reranked = CohereReranker(settings).rerank(QUERY, hits, top_n=2)
+    reranked = cohere_reranker(settings).rerank(QUERY, hits, top_n=2)
 
     assert len(reranked) == 2
     assert all(h.rerank_score is not None and h.rerank_score >= 0.2 for h in reranked)
-    everything = CohereReranker(settings).rerank(QUERY, hits, top_n=10)
+    everything = cohere_reranker(settings).rerank(QUERY, hits, top_n=10)
     assert "Sourdough bread is baked at high heat." not in [h.text for h in everything]  # scores 0
 
 
 def test_no_hits_means_no_request(cohere_server, ragpilot_home):
     assert (
-        CohereReranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(QUERY, [], top_n=5) == []
+        cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(QUERY, [], top_n=5) == []
     )
     assert cohere_server.requests == []
 
@@ -103,7 +108,7 @@ def test_query_is_sent_whole_while_long_passages_are_cut_to_the_budget(cohere_se
     settings = make_settings(cohere_server.base_url, ragpilot_home, max_tokens=512)
     hits = make_hits(long_passage, "short passage", long_chinese)
 
-    CohereReranker(settings).rerank(long_query, hits, top_n=3)
+    cohere_reranker(settings).rerank(long_query, hits, top_n=3)
 
     sent = cohere_server.requests_to("POST", RERANK_PATH)[0].json()
     budget = passage_budget(long_query, 512)
@@ -122,7 +127,7 @@ def test_429_is_retried_and_retry_after_is_honoured(cohere_server, ragpilot_home
     settings = make_settings(cohere_server.base_url, ragpilot_home, max_retry_wait_s=5.0)
 
     started = time.monotonic()
-    reranked = CohereReranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
+    reranked = cohere_reranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
     elapsed = time.monotonic() - started
 
     assert len(reranked) == 2
@@ -135,7 +140,7 @@ def test_a_long_retry_after_is_capped_by_max_retry_wait(cohere_server, ragpilot_
     settings = make_settings(cohere_server.base_url, ragpilot_home, max_retry_wait_s=0.2)
 
     started = time.monotonic()
-    CohereReranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
+    cohere_reranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
 
     assert 0.2 <= time.monotonic() - started < 3.0
 
@@ -146,7 +151,7 @@ def test_500_until_the_retry_bound_raises_provider_unavailable(cohere_server, ra
     settings = make_settings(cohere_server.base_url, ragpilot_home, max_retries=2)
 
     with pytest.raises(ProviderUnavailable) as caught:
-        CohereReranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
+        cohere_reranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
 
     assert caught.value.provider == "cohere rerank"
     assert "HTTP 500" in caught.value.reason and "3 attempts" in caught.value.reason
@@ -155,7 +160,7 @@ def test_500_until_the_retry_bound_raises_provider_unavailable(cohere_server, ra
 
 def test_500_then_success_recovers(cohere_server, ragpilot_home):
     cohere_server.enqueue("POST", RERANK_PATH, FakeResponse(status=503, raw_body=b"<html>busy</html>"))
-    reranked = CohereReranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(
+    reranked = cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(
         QUERY, make_hits(*PASSAGES), top_n=1
     )
     assert len(reranked) == 1
@@ -169,7 +174,7 @@ def test_a_server_slower_than_the_timeout_raises_provider_unavailable(cohere_ser
 
     started = time.monotonic()
     with pytest.raises(ProviderUnavailable, match="no reply within 0.3s"):
-        CohereReranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
+        cohere_reranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
 
     assert time.monotonic() - started < 1.5  # gave up on the client side, did not wait for the server
     assert len(cohere_server.requests_to("POST", RERANK_PATH)) == 2
@@ -179,7 +184,7 @@ def test_malformed_json_raises_provider_unavailable_without_retrying(cohere_serv
     cohere_server.enqueue("POST", RERANK_PATH, FakeResponse(raw_body=b'{"results": [{"index": 0,'))
 
     with pytest.raises(ProviderUnavailable, match="malformed JSON"):
-        CohereReranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(
+        cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(
             QUERY, make_hits(*PASSAGES), top_n=2
         )
     assert len(cohere_server.requests_to("POST", RERANK_PATH)) == 1
@@ -199,7 +204,7 @@ def test_a_reply_of_the_wrong_shape_raises_provider_unavailable(cohere_server, r
     cohere_server.enqueue("POST", RERANK_PATH, FakeResponse(json_body=reply))
 
     with pytest.raises(ProviderUnavailable, match="malformed"):
-        CohereReranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(
+        cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(
             QUERY, make_hits("a", "b"), top_n=2
         )
 
@@ -210,7 +215,7 @@ def test_a_rejected_key_is_not_retried(cohere_server, ragpilot_home):
     )
 
     with pytest.raises(ProviderUnavailable, match="HTTP 401"):
-        CohereReranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
+        cohere_reranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
     assert len(cohere_server.requests_to("POST", RERANK_PATH)) == 1
 
 
@@ -221,9 +226,9 @@ def test_a_refused_connection_raises_provider_unavailable(ragpilot_home):
     settings = make_settings(f"http://127.0.0.1:{port}", ragpilot_home, max_retries=1)
 
     with pytest.raises(ProviderUnavailable, match="connection failed"):
-        CohereReranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
+        cohere_reranker(settings).rerank(QUERY, make_hits(*PASSAGES), top_n=2)
 
 
 def test_missing_key_is_a_config_error(ragpilot_home):
     with pytest.raises(ConfigError, match="COHERE_API_KEY"):
-        CohereReranker(load_settings())
+        cohere_reranker(load_settings())

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import ConfigError
-from agent.settings import load_settings
+from core.errors import ConfigError
+from core.settings import load_settings
 from tests.fakes.tiny_cross_encoder import WINDOW, build_tiny_cross_encoder
 from tools.knowledge_base.records import Hit
 from tools.rerank import cross_encoder
@@ -58,7 +58,7 @@ def test_hits_are_ordered_by_the_models_own_scores(tiny_model_dir, ragpilot_home
     query = "how does rank fusion combine results"
     hits = make_hits(*PASSAGES)
 
-    reranked = CrossEncoderReranker(settings).rerank(query, hits, top_n=5)
+    reranked = CrossEncoderReranker(settings.rerank).rerank(query, hits, top_n=5)
 
     expected = independent_scores(tiny_model_dir, [(query, p) for p in PASSAGES])
     by_text = dict(zip(PASSAGES, expected, strict=True))
@@ -73,15 +73,15 @@ def test_top_n_and_threshold_cut_the_list(tiny_model_dir, ragpilot_home):
     median = sorted(scores)[len(scores) // 2]
     settings = load_settings(rerank={"cross_encoder_path": str(tiny_model_dir), "threshold": median})
 
-    reranked = CrossEncoderReranker(settings).rerank(query, make_hits(*PASSAGES), top_n=5)
+    reranked = CrossEncoderReranker(settings.rerank).rerank(query, make_hits(*PASSAGES), top_n=5)
 
     assert len(reranked) == sum(s >= median for s in scores)
-    assert len(CrossEncoderReranker(settings).rerank(query, make_hits(*PASSAGES), top_n=1)) == 1
+    assert len(CrossEncoderReranker(settings.rerank).rerank(query, make_hits(*PASSAGES), top_n=1)) == 1
 
 
 def test_long_passages_are_cut_to_the_window_and_the_query_is_kept_whole(tiny_model_dir, ragpilot_home):
     settings = load_settings(rerank={"cross_encoder_path": str(tiny_model_dir)})
-    reranker = CrossEncoderReranker(settings)
+    reranker = CrossEncoderReranker(settings.rerank)
     query = "how does reciprocal rank fusion combine dense and sparse results lists"
     long_english = " ".join(["the dense model retrieval passage score"] * 60)
     long_chinese = "检索增强生成" * 80
@@ -98,7 +98,7 @@ def test_long_passages_are_cut_to_the_window_and_the_query_is_kept_whole(tiny_mo
 
 def test_rerank_max_tokens_narrows_the_window(tiny_model_dir, ragpilot_home):
     settings = load_settings(rerank={"cross_encoder_path": str(tiny_model_dir), "max_tokens": 32})
-    reranker = CrossEncoderReranker(settings)
+    reranker = CrossEncoderReranker(settings.rerank)
     query = "rank fusion"
 
     ((_, cut),) = reranker.pairs(query, make_hits(" ".join(["dense sparse results"] * 40)))
@@ -109,25 +109,25 @@ def test_rerank_max_tokens_narrows_the_window(tiny_model_dir, ragpilot_home):
 
 def test_unset_path_is_a_config_error_naming_the_setting(ragpilot_home):
     with pytest.raises(ConfigError, match=r"rerank\.cross_encoder_path is not set"):
-        CrossEncoderReranker(load_settings())
+        CrossEncoderReranker(load_settings().rerank)
 
 
 def test_a_path_that_is_not_a_directory_is_a_config_error(ragpilot_home, tmp_path):
     missing = tmp_path / "no-such-model"
     with pytest.raises(ConfigError, match=r"rerank\.cross_encoder_path: .*no-such-model is not a directory"):
-        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(missing)}))
+        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(missing)}).rerank)
 
 
 def test_a_directory_without_a_model_config_is_a_config_error(ragpilot_home, tmp_path):
     (tmp_path / "notes.txt").write_text("not a model")
     with pytest.raises(ConfigError, match=r"rerank\.cross_encoder_path: .* has no config\.json"):
-        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(tmp_path)}))
+        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(tmp_path)}).rerank)
 
 
 def test_a_broken_model_directory_is_a_config_error(ragpilot_home, tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", "num_labels": 1}))
     with pytest.raises(ConfigError, match=r"rerank\.cross_encoder_path"):
-        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(tmp_path)}))
+        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(tmp_path)}).rerank)
 
 
 def test_without_sentence_transformers_the_error_names_the_extra(ragpilot_home, tmp_path, monkeypatch):
@@ -138,4 +138,4 @@ def test_without_sentence_transformers_the_error_names_the_extra(ragpilot_home, 
     with pytest.raises(
         ConfigError, match=r"sentence-transformers is not installed: pip install 'ragpilot\[cross-encoder\]'"
     ):
-        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(tmp_path)}))
+        CrossEncoderReranker(load_settings(rerank={"cross_encoder_path": str(tmp_path)}).rerank)

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from agent.errors import ModelAssetError
-from agent.settings import load_settings
+from core.errors import ModelAssetError
+from core.settings import load_settings
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.records import Chunk, Hit, LegScore, content_hash
 from tools.rerank.offline import (
@@ -119,7 +119,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
 
 @pytest.fixture(scope="module")
 def reranker(kb: KnowledgeBase) -> OfflineReranker:
-    return OfflineReranker(kb.settings, kb=kb)
+    return OfflineReranker(kb.settings.rerank, kb=kb)
 
 
 def _search(kb: KnowledgeBase, query: str) -> list[Hit]:
@@ -169,10 +169,10 @@ def test_top_n_is_respected(kb, reranker, top_n):
 def test_threshold_drops_hits_scoring_below_it(kb):
     query = QUERIES[0][0]
     hits = _search(kb, query)
-    unfiltered = OfflineReranker(kb.settings, kb=kb).rerank(query, hits, top_n=len(hits))
+    unfiltered = OfflineReranker(kb.settings.rerank, kb=kb).rerank(query, hits, top_n=len(hits))
     cut = (unfiltered[0].rerank_score + unfiltered[-1].rerank_score) / 2
     settings = load_settings(home=kb.settings.home, rerank={"threshold": cut})
-    kept = OfflineReranker(settings, kb=kb).rerank(query, hits, top_n=len(hits))
+    kept = OfflineReranker(settings.rerank, kb=kb).rerank(query, hits, top_n=len(hits))
     assert 0 < len(kept) < len(unfiltered)
     assert all(h.rerank_score >= cut for h in kept)
     assert [h.chunk_id for h in kept] == [h.chunk_id for h in unfiltered if h.rerank_score >= cut]
@@ -182,7 +182,7 @@ def test_reranking_is_deterministic(kb, reranker):
     query = QUERIES[3][0]
     hits = _search(kb, query)
     first = reranker.rerank(query, hits, top_n=10)
-    again = OfflineReranker(kb.settings, kb=kb).rerank(query, hits, top_n=10)
+    again = OfflineReranker(kb.settings.rerank, kb=kb).rerank(query, hits, top_n=10)
     assert [(h.chunk_id, h.rerank_score) for h in first] == [(h.chunk_id, h.rerank_score) for h in again]
 
 
@@ -220,7 +220,7 @@ def test_a_query_that_fills_the_budget_is_kept_whole_and_the_passage_is_emptied(
 def test_text_past_the_token_budget_is_not_read(kb):
     """Two passages that differ only past the budget are read identically; the query is not cut."""
     settings = load_settings(home=kb.settings.home, rerank={"max_tokens": 48})
-    reranker = OfflineReranker(settings, kb=kb)
+    reranker = OfflineReranker(settings.rerank, kb=kb)
     head = "Observational study of hospital admissions in a large city over ten years, " * 4
     query = "Aspirin lowers the risk of a first heart attack."
     same_head = [
@@ -248,7 +248,7 @@ def test_the_committed_weights_load_and_describe_their_training():
 def test_missing_weights_file_is_a_model_asset_error_naming_it(tmp_path, ragpilot_home):
     missing = tmp_path / "nope.json"
     with pytest.raises(ModelAssetError, match="nope.json"):
-        OfflineReranker(load_settings(), model_path=missing)
+        OfflineReranker(load_settings().rerank, model_path=missing)
 
 
 @pytest.mark.parametrize(
@@ -259,7 +259,7 @@ def test_corrupt_weights_file_is_a_model_asset_error(tmp_path, ragpilot_home, co
     path = tmp_path / "weights.json"
     path.write_text(content)
     with pytest.raises(ModelAssetError, match=message):
-        OfflineReranker(load_settings(), model_path=path)
+        OfflineReranker(load_settings().rerank, model_path=path)
 
 
 def test_weights_with_a_tree_pointing_outside_itself_are_refused(tmp_path, ragpilot_home):
@@ -268,7 +268,7 @@ def test_weights_with_a_tree_pointing_outside_itself_are_refused(tmp_path, ragpi
     path = tmp_path / "weights.json"
     path.write_text(json.dumps(model))
     with pytest.raises(ModelAssetError, match="trees.0"):
-        OfflineReranker(load_settings(), model_path=path)
+        OfflineReranker(load_settings().rerank, model_path=path)
 
 
 def test_a_two_pass_model_file_reranks_with_its_first_pass_choosing_the_feedback(kb, tmp_path):
@@ -278,7 +278,7 @@ def test_a_two_pass_model_file_reranks_with_its_first_pass_choosing_the_feedback
     path = tmp_path / "two-pass.json"
     path.write_text(json.dumps(model))
     query, relevant, _ = QUERIES[1]
-    ranked = OfflineReranker(kb.settings, kb=kb, model_path=path).rerank(query, _search(kb, query), top_n=3)
+    ranked = OfflineReranker(kb.settings.rerank, kb=kb, model_path=path).rerank(query, _search(kb, query), top_n=3)
     assert ranked[0].doc_id == relevant
 
 
@@ -288,7 +288,7 @@ def test_feedback_trees_without_their_depth_are_refused(tmp_path, ragpilot_home)
     path = tmp_path / "weights.json"
     path.write_text(json.dumps(model))
     with pytest.raises(ModelAssetError, match="feedback_trees and feedback_max_depth"):
-        OfflineReranker(load_settings(), model_path=path)
+        OfflineReranker(load_settings().rerank, model_path=path)
 
 
 def test_tree_ensemble_walks_each_row_to_its_leaf():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.errors import ConfigError
-from agent.settings import load_settings
+from core.errors import ConfigError
+from core.settings import load_settings
 from tests.fakes.cohere_server import FAKE_COHERE_KEY, fake_cohere_server
 from tools.knowledge_base.records import Hit
 from tools.rerank.cohere import CohereReranker

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from agent.errors import ConfigError, ProviderUnavailable
-from agent.settings import Settings, load_settings
+from core.errors import ConfigError, ProviderUnavailable
+from core.settings import Settings, load_settings
 from tests.fakes.http_server import FakeHTTPServer, FakeResponse
 from tests.fakes.tavily_server import DEFAULT_PAGES, FAKE_TAVILY_KEY, SEARCH_PATH, fake_tavily_server
 from tools.web_search.tavily import TavilyWebSearch
@@ -35,8 +35,13 @@ def sent_requests(server: FakeHTTPServer) -> list[dict[str, Any]]:
     return [r.json() for r in server.requests_to("POST", SEARCH_PATH)]
 
 
+def tavily_search(settings: Settings) -> TavilyWebSearch:
+    """The client built from its own settings section and key, as its factory builds it."""
+    return TavilyWebSearch(settings.web, api_key=settings.tavily_api_key, base_url=settings.tavily_base_url)
+
+
 def test_results_become_web_hits_with_url_title_and_score(tavily_server, ragpilot_home):
-    hits = TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, max_results=5)
+    hits = tavily_search(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, max_results=5)
 
     pages = {p.url: p for p in DEFAULT_PAGES}
     assert hits, "the fake web has pages about RRF"
@@ -52,7 +57,7 @@ def test_results_become_web_hits_with_url_title_and_score(tavily_server, ragpilo
 
 
 def test_include_domains_reach_the_service_and_restrict_results(tavily_server, ragpilot_home):
-    search = TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home))
+    search = tavily_search(make_settings(tavily_server.base_url, ragpilot_home))
 
     hits = search.search(QUERY, max_results=5, include_domains=["wikipedia.org"])
 
@@ -63,7 +68,7 @@ def test_include_domains_reach_the_service_and_restrict_results(tavily_server, r
 def test_settings_domains_apply_when_the_call_names_none(tavily_server, ragpilot_home):
     settings = make_settings(tavily_server.base_url, ragpilot_home, include_domains=["qdrant.tech"])
 
-    hits = TavilyWebSearch(settings).search(QUERY, max_results=5)
+    hits = tavily_search(settings).search(QUERY, max_results=5)
 
     assert {h.url for h in hits} == {"https://qdrant.tech/documentation/concepts/hybrid-queries/"}
 
@@ -75,7 +80,7 @@ def test_max_results_is_clamped_and_duplicate_urls_are_dropped(tavily_server, ra
     }
     tavily_server.enqueue("POST", SEARCH_PATH, FakeResponse(json_body=reply))
 
-    hits = TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, max_results=50)
+    hits = tavily_search(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, max_results=50)
 
     assert [(h.url, h.text) for h in hits] == [("https://a.example/x", "first"), ("https://b.example/", "")]
     assert sent_requests(tavily_server)[0]["max_results"] == 20
@@ -89,7 +94,7 @@ def test_429_is_retried_and_retry_after_is_honoured(tavily_server, ragpilot_home
     settings = make_settings(tavily_server.base_url, ragpilot_home, max_retry_wait_s=5.0)
 
     started = time.monotonic()
-    hits = TavilyWebSearch(settings).search(QUERY, max_results=3)
+    hits = tavily_search(settings).search(QUERY, max_results=3)
 
     assert hits
     assert len(sent_requests(tavily_server)) == 2
@@ -105,7 +110,7 @@ def test_429_until_the_bound_raises_provider_unavailable(tavily_server, ragpilot
 
     started = time.monotonic()
     with pytest.raises(ProviderUnavailable, match="429"):
-        TavilyWebSearch(settings).search(QUERY, max_results=3)
+        tavily_search(settings).search(QUERY, max_results=3)
     assert time.monotonic() - started < 3.0  # Retry-After: 60 capped by web.max_retry_wait_s
     assert len(sent_requests(tavily_server)) == 2
 
@@ -115,7 +120,7 @@ def test_500_until_the_retry_bound_raises_provider_unavailable(tavily_server, ra
     tavily_server.enqueue("POST", SEARCH_PATH, *[failure] * 4)
 
     with pytest.raises(ProviderUnavailable) as caught:
-        TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home, max_retries=2)).search(QUERY, 3)
+        tavily_search(make_settings(tavily_server.base_url, ragpilot_home, max_retries=2)).search(QUERY, 3)
 
     assert caught.value.provider == "tavily web search"
     assert "HTTP 500" in caught.value.reason and "3 attempts" in caught.value.reason
@@ -125,7 +130,7 @@ def test_500_until_the_retry_bound_raises_provider_unavailable(tavily_server, ra
 def test_502_then_success_recovers(tavily_server, ragpilot_home):
     tavily_server.enqueue("POST", SEARCH_PATH, FakeResponse(status=502, raw_body=b"bad gateway"))
 
-    hits = TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, 3)
+    hits = tavily_search(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, 3)
 
     assert hits and len(sent_requests(tavily_server)) == 2
 
@@ -137,7 +142,7 @@ def test_a_server_slower_than_the_timeout_raises_provider_unavailable(tavily_ser
 
     started = time.monotonic()
     with pytest.raises(ProviderUnavailable, match=r"no reply within 0.3s \(web.timeout_s\)"):
-        TavilyWebSearch(settings).search(QUERY, 3)
+        tavily_search(settings).search(QUERY, 3)
     assert time.monotonic() - started < 1.5
     assert len(sent_requests(tavily_server)) == 2
 
@@ -146,7 +151,7 @@ def test_malformed_json_raises_provider_unavailable_without_retrying(tavily_serv
     tavily_server.enqueue("POST", SEARCH_PATH, FakeResponse(raw_body=b'{"results": [{"url": '))
 
     with pytest.raises(ProviderUnavailable, match="malformed JSON"):
-        TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, 3)
+        tavily_search(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, 3)
     assert len(sent_requests(tavily_server)) == 1
 
 
@@ -162,7 +167,7 @@ def test_a_reply_of_the_wrong_shape_raises_provider_unavailable(tavily_server, r
     tavily_server.enqueue("POST", SEARCH_PATH, FakeResponse(json_body=reply))
 
     with pytest.raises(ProviderUnavailable, match="malformed reply"):
-        TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, 3)
+        tavily_search(make_settings(tavily_server.base_url, ragpilot_home)).search(QUERY, 3)
 
 
 def test_a_rejected_key_is_not_retried(tavily_server, ragpilot_home):
@@ -171,7 +176,7 @@ def test_a_rejected_key_is_not_retried(tavily_server, ragpilot_home):
     )
 
     with pytest.raises(ProviderUnavailable, match="rejected TAVILY_API_KEY"):
-        TavilyWebSearch(settings).search(QUERY, 3)
+        tavily_search(settings).search(QUERY, 3)
     assert len(sent_requests(tavily_server)) == 1
 
 
@@ -181,17 +186,17 @@ def test_a_refused_connection_raises_provider_unavailable(ragpilot_home):
         port = probe.getsockname()[1]
 
     with pytest.raises(ProviderUnavailable, match="connection failed"):
-        TavilyWebSearch(make_settings(f"http://127.0.0.1:{port}", ragpilot_home, max_retries=1)).search(
+        tavily_search(make_settings(f"http://127.0.0.1:{port}", ragpilot_home, max_retries=1)).search(
             QUERY, 3
         )
 
 
 def test_blank_query_is_rejected_before_any_request(tavily_server, ragpilot_home):
     with pytest.raises(ValueError, match="query is empty"):
-        TavilyWebSearch(make_settings(tavily_server.base_url, ragpilot_home)).search("   ", 3)
+        tavily_search(make_settings(tavily_server.base_url, ragpilot_home)).search("   ", 3)
     assert tavily_server.requests == []
 
 
 def test_missing_key_is_a_config_error(ragpilot_home):
     with pytest.raises(ConfigError, match="TAVILY_API_KEY"):
-        TavilyWebSearch(load_settings())
+        tavily_search(load_settings())

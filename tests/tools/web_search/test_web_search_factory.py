@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.errors import ProviderUnavailable
-from agent.settings import load_settings
+from core.errors import ProviderUnavailable
+from core.settings import load_settings
 from tests.fakes.tavily_server import FAKE_TAVILY_KEY, fake_tavily_server
 from tools.web_search.factory import get_web_search
 from tools.web_search.tavily import TavilyWebSearch

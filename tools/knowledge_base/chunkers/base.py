@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from agent.settings import ChunkingSettings
+from core.settings import ChunkingSettings
 from tools.knowledge_base.chunkers._units import DocumentUnits, TokenCounter, Unit, join_units
 from tools.knowledge_base.records import Chunk, LoadedDocument, content_hash
 

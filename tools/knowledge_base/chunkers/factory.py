@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent.settings import ChunkingSettings
+from core.settings import ChunkingSettings
 from tools.knowledge_base.chunkers._units import TokenCounter, split_into_units
 from tools.knowledge_base.chunkers.base import Chunker, finish_chunks
 from tools.knowledge_base.chunkers.hierarchical import HierarchicalChunker

@@ -16,7 +16,7 @@ from typing import Any
 
 from charset_normalizer import from_bytes
 
-from agent.errors import IngestError
+from core.errors import IngestError
 from tools.knowledge_base.records import Block, LoadedDocument
 
 # Tried in addition to charset-normalizer's guesses, because short Chinese or Western texts are

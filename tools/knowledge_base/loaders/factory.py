@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent.errors import IngestError, RagpilotError
-from agent.settings import Settings
+from core.errors import IngestError, RagpilotError
+from core.settings import Settings
 from tools.knowledge_base.loaders.base import Loader, SourceInfo, check_size_and_read
 from tools.knowledge_base.loaders.html import HtmlLoader
 from tools.knowledge_base.loaders.jsonl import JsonlLoader

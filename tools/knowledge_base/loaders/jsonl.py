@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agent.errors import IngestError
+from core.errors import IngestError
 from tools.knowledge_base.loaders.base import Loader, SourceInfo
 from tools.knowledge_base.records import Block, LoadedDocument, content_hash
 from tools.knowledge_base.text_units import detect_language

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from agent.errors import IngestError
+from core.errors import IngestError
 from tools.knowledge_base.loaders.base import Loader, SourceInfo, decode_text
 from tools.knowledge_base.records import Block, LoadedDocument
 from tools.knowledge_base.text_units import detect_language

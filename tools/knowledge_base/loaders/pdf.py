@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pypdf import PdfReader
 from pypdf.generic import Destination
 
-from agent.errors import IngestError
+from core.errors import IngestError
 from tools.knowledge_base.loaders.base import Loader, SourceInfo
 from tools.knowledge_base.records import Block, LoadedDocument
 from tools.knowledge_base.text_units import detect_language

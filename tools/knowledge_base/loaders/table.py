@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
-from agent.errors import IngestError
+from core.errors import IngestError
 from tools.knowledge_base.loaders.base import Loader, SourceInfo, decode_text
 from tools.knowledge_base.records import Block, LoadedDocument
 from tools.knowledge_base.text_units import detect_language

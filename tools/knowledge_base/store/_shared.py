@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ConfigError
+from core.errors import ConfigError
 from tools.knowledge_base.records import Chunk, point_id
 from tools.knowledge_base.store.base import DocumentState, FilterInput, StoredHit
 from tools.knowledge_base.store.filters import AndFilter, MatchCondition, parse_filter

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
-from agent.errors import ProviderUnavailable, RagpilotError
+from core.errors import ProviderUnavailable, RagpilotError
 from tools.knowledge_base.store._shared import (
     INDEXED_FIELDS,
     IndexIdentity,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.settings import Settings
+from core.settings import Settings
 from tools.knowledge_base.sparse import SparseEncoder
 from tools.knowledge_base.store.base import VectorStore
 

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agent.errors import FilterError
+from core.errors import FilterError
 
 MAX_DEPTH = 8
 RANGE_OPERATORS = ("$gt", "$gte", "$lt", "$lte")

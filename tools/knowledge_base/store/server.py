@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from qdrant_client import QdrantClient, models
 
-from agent.errors import ProviderUnavailable
+from core.errors import ProviderUnavailable
 from tools.knowledge_base.store._shared import (
     INDEXED_FIELDS,
     IndexIdentity,

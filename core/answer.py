@@ -1,0 +1,63 @@
+"""The typed result of one question: the answer text, its numbered sources and how it was reached.
+
+``ragpilot ask --json`` prints ``Answer.model_dump(mode="json")``; the HTTP API returns the same object.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from core.vocabulary import CragGrade, Route, SupportLabel
+
+
+class Citation(BaseModel):
+    """One numbered source: ``[n]`` in the answer text points here."""
+
+    n: int = Field(description="the number used inline in the answer, 1-based")
+    chunk_id: str
+    doc_id: str
+    source: str = ""
+    title: str = ""
+    page: int | None = None
+    url: str | None = Field(None, description="set for web results")
+    origin: Literal["kb", "web"] = "kb"
+
+
+class SupportVerdict(BaseModel):
+    """Self-RAG IsSup for one answer sentence, judged against the passages it cites."""
+
+    sentence: str
+    citations: list[int] = Field(default_factory=list)
+    verdict: SupportLabel = Field(
+        description="fully / partially / not supported; 'unchecked' when no judgement could be made"
+    )
+    removed: bool = Field(False, description="dropped from the answer because it stayed unsupported")
+
+
+class Answer(BaseModel):
+    """Everything a caller needs to show, cite and explain one answer."""
+
+    question: str
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    route: Route | None = None
+    route_confidence: float | None = None
+    crag_grade: CragGrade | None = None
+    crag_action: str | None = Field(
+        None, description="what CRAG did: refine, web_search, refine_and_web, ..."
+    )
+    refused: bool = False
+    refusal_reason: str | None = None
+    support: list[SupportVerdict] = Field(default_factory=list)
+    answers_question: bool | None = Field(None, description="Self-RAG IsUse; None when not judged")
+    queries: list[str] = Field(default_factory=list, description="every search query issued for this answer")
+    llm_calls: int = 0
+    llm_input_tokens: int = 0
+    llm_output_tokens: int = 0
+    timings: dict[str, float] = Field(default_factory=dict, description="milliseconds per node (summed)")
+    total_ms: float = 0.0
+    run_id: str
+    thread_id: str | None = None
+    standalone_question: str | None = None

@@ -1,0 +1,22 @@
+"""The words the layers share, each defined once: routes, CRAG grades and actions, support labels."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+#: How much work a question gets (Adaptive-RAG): no retrieval, one retrieval, or iterative multi-hop.
+Route = Literal["direct", "single", "iterative"]
+#: What a caller may ask for: a route, or "auto" (the classifier decides).
+RouteRequest = Literal["auto", "direct", "single", "iterative"]
+ROUTES: tuple[Route, ...] = get_args(Route)
+ROUTE_REQUESTS: tuple[RouteRequest, ...] = get_args(RouteRequest)
+
+#: CRAG's grade of what retrieval returned, and what the graph does about it.
+CragGrade = Literal["correct", "ambiguous", "incorrect"]
+CragAction = Literal["refine", "web_search", "refine_and_web", "retry_kb", "refuse"]
+
+#: Self-RAG's IsSup verdict on one sentence, as the judge gives it...
+JudgedSupport = Literal["fully", "partially", "not"]
+#: ...and as an answer reports it ("unchecked": the judge gave no verdict for that sentence).
+SupportLabel = Literal["fully", "partially", "not", "unchecked"]
+SUPPORT_LABELS: tuple[SupportLabel, ...] = get_args(SupportLabel)

@@ -1,0 +1,25 @@
+"""The rewritten query of the re-retrieval loops (``crag_retry``, ``usefulness_retry``).
+
+Each of those nodes increments its own counter; the routing functions compare it with its bound.
+"""
+
+from __future__ import annotations
+
+from langchain_core.runnables import RunnableConfig
+
+from graphs.rag.nodes._llm import ask_text, one_line
+from graphs.rag.nodes._passages import language_name
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+from prompts import load_prompt
+
+
+def rewritten_query(state: RagState, config: RunnableConfig, resources: Resources, why: str) -> str:
+    """One LLM call: a search query for the question that avoids the queries already tried."""
+    question = state["standalone_question"]
+    tried = state.get("queries_issued") or []
+    user = (
+        f"Question: {question}\nLanguage: {language_name(state.get('language', 'en'))}\n"
+        f"Why a new query is needed: {why}\nQueries already tried: {'; '.join(tried) or '(none)'}"
+    )
+    return one_line(ask_text(resources.llm, load_prompt("rewrite_query"), user, config)) or question

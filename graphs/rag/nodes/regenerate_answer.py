@@ -1,0 +1,25 @@
+"""IsSup failed: the answer written again from the same context, with stricter instructions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graphs.rag.nodes._llm import ask_text
+from graphs.rag.nodes._step import records_step
+from graphs.rag.nodes.generate_answer import answer_prompt, draft_update
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState
+
+
+@records_step
+def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """IsSup failed: write the answer again with stricter instructions (counts toward the bound)."""
+    counter = state.get("support_retries", 0) + 1
+    system, user = answer_prompt(state, strict=True)
+    reply = ask_text(resources.llm, system, user, config)
+    bound = resources.settings.graph.max_support_retries
+    update = draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound})
+    update.update(support_retries=counter, strict_generation=True)
+    return update

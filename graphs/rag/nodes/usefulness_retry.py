@@ -1,0 +1,36 @@
+"""IsUse failed (or the passages held no answer): a rewritten query and a fresh retrieval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graphs.rag.nodes._rewrite import rewritten_query
+from graphs.rag.nodes._step import records_step
+from graphs.rag.resources import Resources
+from graphs.rag.state import RagState, turn_defaults
+
+
+@records_step
+def usefulness_retry(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    """The answer did not address the question (IsUse), or the passages held no answer: search again."""
+    counter = state.get("usefulness_retries", 0) + 1
+    why = (
+        "the passages found did not contain the answer"
+        if state.get("generator_refused")
+        else "the answer written from the passages found did not address the question"
+    )
+    query = rewritten_query(state, config, resources, why)
+    return {
+        **turn_defaults(retrieval_only=True),
+        "usefulness_retries": counter,
+        "queries": [query],
+        "decision": {
+            "retry": "usefulness",
+            "reason": why,
+            "counter": counter,
+            "bound": resources.settings.graph.max_usefulness_retries,
+            "query": query,
+        },
+    }

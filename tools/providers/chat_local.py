@@ -1,0 +1,363 @@
+"""The offline chat model: the bundled Qwen2.5-Coder-1.5B-Instruct GGUF run by llama.cpp, as a LangChain chat model.
+
+The graph talks to it exactly as to ChatOpenAI: ``invoke``/``stream``/``batch``, callbacks (a streaming
+callback receives every token), usage metadata on the reply, and ``with_structured_output(Schema)``
+returning a validated pydantic instance (llama.cpp constrains the reply with a grammar compiled from the
+JSON schema).
+
+The weights load once per process per (path, context size, threads, prompt cache); a llama.cpp context
+is not thread-safe, so calls on one loaded model are serialised by its lock.
+
+Prompt cache: every graph step has its own system prompt, so consecutive calls (answer, then support
+check, then the next question's answer) share no prefix with the call just before. llama.cpp keeps only
+the last prompt's state; a ``LlamaRAMCache`` keeps earlier ones, and a prompt that starts like one of
+them resumes from its state instead of evaluating the system prompt again (answer + check for three
+questions: 62% fewer prompt tokens evaluated). A resumed prefix is not bit-identical to evaluating the
+whole prompt, so a greedy reply can be worded differently: 39 of 46 HotpotQA answers came out the same,
+the others changed both ways (``bench/prompt_cache.py`` measures both settings). How often depends on the
+weight layout: unrepacked weights (chosen where they are faster, ``native_probe``) evaluate a batch
+with other kernels than a single token, so a prompt resumed whole from the cache changes more often. The reply's usage
+reports the reused tokens as ``input_token_details.cache_read``, as ChatOpenAI does for OpenAI's
+prompt caching.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, convert_to_openai_messages
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel
+
+from core.errors import ProviderUnavailable
+from core.settings import Settings
+from tools.providers.llama_cpu import WeightRepacking
+from tools.providers.local_gguf import GGUF_FILENAME, ensure_local_gguf
+from tools.providers.structured_output import OutputSchema, structured_output_runnable
+
+PROVIDER_LABEL = "local LLM (llama.cpp)"
+
+# Sampling options a caller may override per call, e.g. ``model.bind(max_tokens=64)``.
+_PER_CALL_OPTIONS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "top_k",
+    "seed",
+    "repeat_penalty",
+    "response_format",
+)
+
+
+@dataclass
+class _LoadedLlama:
+    llama: Any  # llama_cpp.Llama; typed loosely so importing this module does not load llama.cpp
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    load_seconds: float = 0.0
+    use_extra_buffers: bool = True
+    repacking_reason: str = ""
+
+
+_LOADED: dict[tuple[str, int, int, int, str], _LoadedLlama] = {}
+_LOADING_LOCK = threading.Lock()
+
+
+def load_llama(
+    model_path: Path,
+    context_tokens: int,
+    num_threads: int,
+    prompt_cache_mb: int = 0,
+    weight_repacking: WeightRepacking = "auto",
+) -> _LoadedLlama:
+    """Return the process-wide llama.cpp model for these options, loading it once.
+
+    The first load on a machine is tried in a child process first (``native_probe``): a llama.cpp crash
+    there becomes a ProviderUnavailable naming the cause, and a layout that crashes is not used.
+    """
+    key = (str(Path(model_path).resolve()), context_tokens, num_threads, prompt_cache_mb, weight_repacking)
+    with _LOADING_LOCK:
+        loaded = _LOADED.get(key)
+        if loaded is None:
+            import time
+
+            from tools.providers.native_probe import safe_weight_repacking
+
+            started = time.perf_counter()
+            verdict = safe_weight_repacking(Path(key[0]), weight_repacking, num_threads)
+            llama = open_llama(Path(key[0]), context_tokens, num_threads, verdict.use_extra_buffers)
+            if prompt_cache_mb:
+                llama.set_cache(_prompt_state_cache(prompt_cache_mb << 20))
+            loaded = _LoadedLlama(
+                llama,
+                load_seconds=time.perf_counter() - started,
+                use_extra_buffers=verdict.use_extra_buffers,
+                repacking_reason=verdict.reason,
+            )
+            _LOADED[key] = loaded
+    return loaded
+
+
+def open_llama(model_path: Path, context_tokens: int, num_threads: int, use_extra_buffers: bool) -> Any:
+    """A ``llama_cpp.Llama`` over ``model_path``; ``use_extra_buffers=False`` keeps weights unrepacked.
+
+    ``Llama()`` does not take llama.cpp's ``use_extra_bufts``, so the model parameters it starts from
+    are amended for the duration of this one load (callers hold ``_LOADING_LOCK``, or are a probe child).
+    """
+    import llama_cpp.llama_cpp as native
+    from llama_cpp import Llama
+
+    defaults = native.llama_model_default_params
+
+    def amended_defaults() -> Any:
+        params = defaults()
+        params.use_extra_bufts = use_extra_buffers
+        return params
+
+    native.llama_model_default_params = amended_defaults
+    try:
+        return Llama(model_path=str(model_path), n_ctx=context_tokens, n_threads=num_threads, verbose=False)
+    except ValueError as exc:  # llama.cpp reports an unreadable model file as ValueError
+        raise ProviderUnavailable(PROVIDER_LABEL, f"cannot load {model_path}: {exc}") from exc
+    finally:
+        native.llama_model_default_params = defaults
+
+
+def _prompt_state_cache(capacity_bytes: int) -> Any:
+    """A ``LlamaRAMCache`` whose states keep only their KV cache, and whose capacity counts all they hold.
+
+    llama-cpp-python's saved state also copies the logits of every prompt token (up to n_batch rows of
+    the 152k-word vocabulary: ~300 MB) while its cache counts only the KV bytes, so a 1 GB cache grew past
+    20 GB in a benchmark. A restored state is always re-evaluated from its last token before sampling
+    (``load_state`` sets ``_requires_eval``), so those logits are never read: one zero row stands in for
+    them (numpy broadcasts it on restore).
+    """
+    import numpy as np
+    from llama_cpp import LlamaRAMCache
+
+    class PromptStateCache(LlamaRAMCache):
+        @property
+        def cache_size(self) -> int:
+            return sum(s.llama_state_size + s.scores.nbytes for s in self.cache_state.values())
+
+        def __setitem__(self, key: Sequence[int], value: Any) -> None:
+            value.scores = np.zeros((1, value.scores.shape[1]), dtype=np.single)
+            super().__setitem__(key, value)
+
+    return PromptStateCache(capacity_bytes=capacity_bytes)
+
+
+class _TokenCounter:
+    """A llama.cpp logits processor that only counts: prompt length and sampled tokens of a stream."""
+
+    def __init__(self) -> None:
+        self.prompt_tokens = 0
+        self.sampling_steps = 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.sampling_steps == 0:
+            self.prompt_tokens = len(input_ids)
+        self.sampling_steps += 1
+        return scores
+
+
+def _as_llama_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    converted = convert_to_openai_messages(list(messages))
+    result = []
+    for message in converted:
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = [part for part in content if not (isinstance(part, dict) and part.get("type") == "text")]
+            if parts:
+                raise ProviderUnavailable(PROVIDER_LABEL, "only text message content is supported")
+            message = {**message, "content": "".join(part["text"] for part in content)}
+        result.append(message)
+    return result
+
+
+def _prompt_tokens_evaluated(llama: Any) -> int | None:
+    """llama.cpp's running count of prompt tokens it evaluated (None if this build does not report it)."""
+    try:
+        import llama_cpp
+
+        return int(llama_cpp.llama_perf_context(llama.ctx).n_p_eval)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _usage(
+    prompt_tokens: int, completion_tokens: int, evaluated_before: int | None, evaluated_after: int | None
+) -> UsageMetadata:
+    """Token usage; the prompt tokens llama.cpp did not evaluate (a cached prefix) are ``cache_read``."""
+    usage = UsageMetadata(
+        input_tokens=prompt_tokens,
+        output_tokens=completion_tokens,
+        total_tokens=prompt_tokens + completion_tokens,
+    )
+    if evaluated_before is not None and evaluated_after is not None and evaluated_after >= evaluated_before:
+        cached = prompt_tokens - (evaluated_after - evaluated_before)
+        if cached > 0:
+            usage["input_token_details"] = {"cache_read": min(cached, prompt_tokens)}
+    return usage
+
+
+class LocalLlamaChatModel(BaseChatModel):
+    """LangChain chat model over a local GGUF file run by llama-cpp-python."""
+
+    model_path: Path
+    model_name: str = GGUF_FILENAME.removesuffix(".gguf")
+    context_tokens: int = 4096
+    num_threads: int = 2
+    prompt_cache_mb: int = 0
+    weight_repacking: WeightRepacking = "auto"
+    temperature: float = 0.0
+    max_tokens: int = 512
+    #: route ``invoke`` through the token stream so callbacks get ``on_llm_new_token`` (as in ChatOpenAI)
+    streaming: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LocalLlamaChatModel:
+        """Assemble (once) and point at the bundled GGUF, with the ``llm.*`` settings applied."""
+        return cls(
+            model_path=ensure_local_gguf(settings),
+            context_tokens=settings.llm.context_tokens,
+            num_threads=settings.llm.num_threads,
+            prompt_cache_mb=settings.llm.prompt_cache_mb,
+            weight_repacking=settings.llm.weight_repacking,
+            temperature=settings.llm.temperature,
+            max_tokens=settings.llm.max_tokens,
+        )
+
+    @property
+    def _llm_type(self) -> str:
+        return "ragpilot-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {
+            "model_name": self.model_name,
+            "context_tokens": self.context_tokens,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+    def loaded(self) -> _LoadedLlama:
+        """The loaded llama.cpp model (loads it on first use; about 2 s)."""
+        return load_llama(
+            self.model_path, self.context_tokens, self.num_threads, self.prompt_cache_mb, self.weight_repacking
+        )
+
+    def _completion_options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        options: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        options.update({name: kwargs[name] for name in _PER_CALL_OPTIONS if kwargs.get(name) is not None})
+        if stop:
+            options["stop"] = stop
+        return options
+
+    def _context_overflow(self, exc: ValueError) -> ProviderUnavailable:
+        return ProviderUnavailable(
+            PROVIDER_LABEL, f"{exc}; shorten the prompt or raise llm.context_tokens ({self.context_tokens})"
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        loaded = self.loaded()
+        options = self._completion_options(stop, kwargs)
+        with loaded.lock:
+            evaluated_before = _prompt_tokens_evaluated(loaded.llama)
+            try:
+                response = loaded.llama.create_chat_completion(_as_llama_messages(messages), **options)
+            except ValueError as exc:  # llama.cpp: "Requested tokens (...) exceed context window of ..."
+                raise self._context_overflow(exc) from exc
+            evaluated_after = _prompt_tokens_evaluated(loaded.llama)
+        choice = response["choices"][0]
+        usage = response["usage"]
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            usage_metadata=_usage(
+                usage["prompt_tokens"], usage["completion_tokens"], evaluated_before, evaluated_after
+            ),
+            response_metadata={"finish_reason": choice["finish_reason"], "model_name": self.model_name},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        from llama_cpp import LogitsProcessorList
+
+        loaded = self.loaded()
+        options = self._completion_options(stop, kwargs)
+        counter = _TokenCounter()
+        finish_reason = None
+        # The lock is held for the whole stream; an abandoned stream releases it when it is closed.
+        with loaded.lock:
+            evaluated_before = _prompt_tokens_evaluated(loaded.llama)
+            try:
+                pieces = loaded.llama.create_chat_completion(
+                    _as_llama_messages(messages),
+                    stream=True,
+                    logits_processor=LogitsProcessorList([counter]),
+                    **options,
+                )
+                for piece in pieces:
+                    choice = piece["choices"][0]
+                    finish_reason = choice.get("finish_reason") or finish_reason
+                    text = choice["delta"].get("content")
+                    if not text:
+                        continue
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                    if run_manager:
+                        run_manager.on_llm_new_token(text, chunk=chunk)
+                    yield chunk
+            except ValueError as exc:
+                raise self._context_overflow(exc) from exc
+            evaluated_after = _prompt_tokens_evaluated(loaded.llama)
+        # Every sampling step produced a completion token except the end-of-turn token on a normal stop.
+        completion_tokens = counter.sampling_steps - (1 if finish_reason == "stop" else 0)
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata=_usage(
+                    counter.prompt_tokens, max(completion_tokens, 0), evaluated_before, evaluated_after
+                ),
+                response_metadata={"finish_reason": finish_reason, "model_name": self.model_name},
+                chunk_position="last",
+            )
+        )
+
+    def with_structured_output(
+        self,
+        schema: type[BaseModel] | dict[str, Any],
+        *,
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        """A Runnable returning a validated ``schema`` instance (a dict for a JSON-schema dict).
+
+        The reply is grammar-constrained to the JSON schema; an invalid one (typically cut off by
+        ``max_tokens``) is retried once with the error shown and twice the token budget, then raises
+        ``StructuredOutputError``. Extra keyword arguments (``method``, ``strict``) are accepted for
+        signature compatibility with ChatOpenAI and ignored: there is one method here.
+        """
+        output_schema = OutputSchema.from_user(schema)
+        response_format = {"type": "json_object", "schema": output_schema.json_schema}
+        first = self.bind(response_format=response_format)
+        retry = self.bind(response_format=response_format, max_tokens=self.max_tokens * 2)
+        return structured_output_runnable(first, retry, output_schema, include_raw=include_raw)
