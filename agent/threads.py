@@ -8,13 +8,12 @@ Storage grows in two ways, and pruning bounds both:
   ``compact`` keeps only the latest ``settings.chat.keep_checkpoints`` per thread;
 - threads accumulate, so ``prune`` deletes threads untouched for ``settings.chat.retention_days``.
 
-Works with the SQLite saver (fast paths in SQL), the Postgres saver (its own ``prune``) and the
+Works with the SQLite saver (what it lacks is in ``threads_sqlite``), the Postgres saver (its own ``prune``) and the
 in-memory saver (through the generic checkpointer API).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -27,6 +26,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel, Field
 
+from agent import threads_sqlite
 from core.errors import RagpilotError
 from core.settings import Settings
 
@@ -127,9 +127,7 @@ class ThreadStore:
     # -- reading -----------------------------------------------------------------------------------
     def thread_ids(self) -> list[str]:
         if isinstance(self.checkpointer, SqliteSaver):
-            with self.checkpointer.cursor(transaction=False) as cur:
-                rows = cur.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
-            return [str(row[0]) for row in rows]
+            return threads_sqlite.thread_ids(self.checkpointer)
         # Generic path (Postgres, memory): every checkpoint is listed; pruning keeps this small.
         seen: dict[str, None] = {}
         for checkpoint in self.checkpointer.list(None):
@@ -143,9 +141,7 @@ class ThreadStore:
     def _checkpoint_counts(self) -> dict[str, int]:
         if not isinstance(self.checkpointer, SqliteSaver):
             return {}
-        with self.checkpointer.cursor(transaction=False) as cur:
-            rows = cur.execute("SELECT thread_id, COUNT(*) FROM checkpoints GROUP BY thread_id").fetchall()
-        return {str(thread_id): int(count) for thread_id, count in rows}
+        return threads_sqlite.checkpoint_counts(self.checkpointer)
 
     def list_threads(self) -> list[ThreadSummary]:
         """Every thread, most recently updated first."""
@@ -202,43 +198,12 @@ class ThreadStore:
         if not ids:
             return 0
         if isinstance(self.checkpointer, SqliteSaver):
-            return self._compact_sqlite(ids)
+            return threads_sqlite.keep_latest(self.checkpointer, ids, self.keep_checkpoints)
         if isinstance(self.checkpointer, InMemorySaver):
             return 0  # nothing persists; the process exit frees it
         # The Postgres saver keeps exactly the latest checkpoint per namespace (its documented prune).
         self.checkpointer.prune(ids, strategy="keep_latest")
         return 0
-
-    def _compact_sqlite(self, thread_ids: list[str]) -> int:
-        assert isinstance(self.checkpointer, SqliteSaver)
-        removed = 0
-        with self.checkpointer.cursor() as cur:
-            for thread_id in thread_ids:
-                namespaces = [
-                    row[0]
-                    for row in cur.execute(
-                        "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?", (thread_id,)
-                    )
-                ]
-                for namespace in namespaces:
-                    # checkpoint ids are time-ordered UUIDv6 strings: the largest ids are the latest.
-                    kept = (
-                        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                        "ORDER BY checkpoint_id DESC LIMIT ?"
-                    )
-                    params = (thread_id, namespace, thread_id, namespace, self.keep_checkpoints)
-                    cur.execute(
-                        "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                        f"AND checkpoint_id NOT IN ({kept})",
-                        params,
-                    )
-                    removed += cur.rowcount
-                    cur.execute(
-                        "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? "
-                        f"AND checkpoint_id NOT IN ({kept})",
-                        params,
-                    )
-        return removed
 
     def prune(self, retention_days: float, *, now: datetime | None = None) -> PruneReport:
         """Delete threads untouched for ``retention_days``, then compact the rest."""
@@ -262,9 +227,4 @@ class ThreadStore:
     def reclaim_space(self) -> None:
         """Give freed SQLite pages back to the file system (deleted rows otherwise keep the file large)."""
         if isinstance(self.checkpointer, SqliteSaver):
-            with self.checkpointer.lock:
-                conn: sqlite3.Connection = self.checkpointer.conn
-                conn.commit()
-                conn.execute("VACUUM")
-                # In WAL mode VACUUM's result sits in the log until a checkpoint copies it back.
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            threads_sqlite.reclaim_space(self.checkpointer)
