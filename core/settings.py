@@ -199,6 +199,9 @@ class ServerSettings(BaseModel):
     api_keys: dict[str, list[str]] = Field(
         default_factory=dict, description="API key -> ACL groups; empty = anonymous callers get 'public'"
     )
+    max_queued_runs: int = Field(
+        8, ge=0, le=1000, description="runs that may wait for the one in progress; beyond, 503 + Retry-After"
+    )
 
 
 class Settings(BaseSettings):

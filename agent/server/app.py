@@ -7,26 +7,32 @@ continue another key's conversation (which holds passages only that key's groups
 
 One agent serves every request; its local models and embedded index are used one run at a time
 (a lock), since neither the llama.cpp model nor the embedded Qdrant shard is safe to share mid-call.
+Runs wait in a bounded queue (``server.max_queued_runs``); beyond it a request gets 503 with
+``Retry-After`` at once instead of hanging. A streamed run belongs to a worker thread, not to the
+response: when the client goes away, the worker stops after the step in progress and releases the
+lock, so one dropped connection never blocks the others.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import queue
 import re
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile, status
 from fastapi.responses import JSONResponse, Response
 from sse_starlette.sse import EventSourceResponse
 
-from agent.run_loop import FinalAnswer, StepUpdate, TokenDelta, run_to_answer, stream_answer
+from agent.run_loop import StepUpdate, TokenDelta, run_to_answer, stream_answer
 from agent.server.identity import Caller, resolve_caller
 from agent.server.schemas import (
     THREAD_ID_PATTERN,
@@ -55,6 +61,13 @@ def _package_version() -> str:
         return "0+unknown"
 
 
+RETRY_AFTER_S = 5
+
+
+class ServerBusy(Exception):
+    """The run queue is full."""
+
+
 class AgentHolder:
     """The one agent of this server, built on first use, and the lock that serialises its runs."""
 
@@ -63,6 +76,19 @@ class AgentHolder:
         self._agent = agent
         self._build_lock = threading.Lock()
         self.run_lock = threading.Lock()
+        # The run in progress plus those allowed to wait for it.
+        self._slots = threading.BoundedSemaphore(settings.server.max_queued_runs + 1)
+
+    @contextmanager
+    def run_slot(self) -> Iterator[None]:
+        """Hold the run lock for one run; ServerBusy at once when the queue is already full."""
+        if not self._slots.acquire(blocking=False):
+            raise ServerBusy
+        try:
+            with self.run_lock:
+                yield
+        finally:
+            self._slots.release()
 
     @property
     def loaded(self) -> bool:
@@ -97,6 +123,14 @@ def stored_thread_id(caller: Caller, thread_id: str) -> str:
 
 def _public_answer(answer: Answer, public_thread_id: str) -> dict[str, Any]:
     return answer.model_dump(mode="json") | {"thread_id": public_thread_id}
+
+
+def _busy() -> HTTPException:
+    return HTTPException(
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        "every run slot is taken (server.max_queued_runs); try again shortly",
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 def _http_error(exc: RagpilotError) -> HTTPException:
@@ -149,7 +183,7 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
         public_id = body.thread_id or uuid.uuid4().hex
         try:
             agent_ = holder.get()
-            with holder.run_lock:
+            with holder.run_slot():
                 answer = run_to_answer(
                     agent_,
                     body.question,
@@ -157,6 +191,8 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
                     groups=who.groups,
                     route=body.route,
                 )
+        except ServerBusy:
+            raise _busy() from None
         except RagpilotError as exc:
             raise _http_error(exc) from exc
         return JSONResponse(_public_answer(answer, public_id))
@@ -171,38 +207,39 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
         except RagpilotError as exc:
             raise _http_error(exc) from exc
 
-        def events() -> Iterator[dict[str, str]]:
-            with holder.run_lock:
-                try:
-                    for event in stream_answer(
-                        agent_,
-                        body.question,
-                        thread_id=stored_thread_id(who, public_id),
-                        groups=who.groups,
-                        route=body.route,
-                    ):
-                        if isinstance(event, StepUpdate):
-                            yield {"event": "step", "data": event.step.model_dump_json()}
-                        elif isinstance(event, TokenDelta):
-                            payload = {"text": event.text, "attempt": event.attempt, "node": event.node}
-                            yield {"event": "token", "data": json.dumps(payload, ensure_ascii=False)}
-                        elif isinstance(event, FinalAnswer):
-                            answer = _public_answer(event.answer, public_id)
-                            yield {"event": "answer", "data": json.dumps(answer, ensure_ascii=False)}
-                except Exception as exc:  # the stream has started: report in-band, never drop silently
-                    if isinstance(exc, RagpilotError):
-                        error = _http_error(exc)
+        def run(emit: Callable[[dict[str, str]], bool]) -> None:
+            """The run, in its worker thread; stops when ``emit`` reports that nobody is listening."""
+            try:
+                for event in stream_answer(
+                    agent_,
+                    body.question,
+                    thread_id=stored_thread_id(who, public_id),
+                    groups=who.groups,
+                    route=body.route,
+                ):
+                    if isinstance(event, StepUpdate):
+                        listening = emit({"event": "step", "data": event.step.model_dump_json()})
+                    elif isinstance(event, TokenDelta):
+                        payload = {"text": event.text, "attempt": event.attempt, "node": event.node}
+                        listening = emit({"event": "token", "data": json.dumps(payload, ensure_ascii=False)})
                     else:
-                        logger.exception("run failed while streaming")
-                        error = HTTPException(
-                            status.HTTP_500_INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"
-                        )
-                    yield {
-                        "event": "error",
-                        "data": json.dumps({"status": error.status_code, "detail": error.detail}),
-                    }
+                        answer = _public_answer(event.answer, public_id)
+                        listening = emit({"event": "answer", "data": json.dumps(answer, ensure_ascii=False)})
+                    if not listening:
+                        return  # leaving the loop closes the run's generator: the graph stops here
+            except Exception as exc:  # the stream has started: report in-band, never drop silently
+                if isinstance(exc, RagpilotError):
+                    error = _http_error(exc)
+                else:
+                    logger.exception("run failed while streaming")
+                    error = HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
+                emit({"event": "error", "data": json.dumps({"status": error.status_code, "detail": error.detail})})
 
-        return EventSourceResponse(events(), ping=15)
+        try:
+            stream = DetachedRun(holder, run)
+        except ServerBusy:
+            raise _busy() from None
+        return EventSourceResponse(stream.events(), ping=15)
 
     def _thread_id_or_422(thread_id: str) -> str:
         if not re.match(THREAD_ID_PATTERN, thread_id):
@@ -216,8 +253,10 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
         """The caller's thread: its turns and the last answer's citations (404 if it has none)."""
         stored = stored_thread_id(who, _thread_id_or_422(thread_id))
         try:
-            with holder.run_lock:
+            with holder.run_slot():
                 detail = holder.threads().get_thread(stored)
+        except ServerBusy:
+            raise _busy() from None
         except ThreadError:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no thread {thread_id!r}") from None
         return ThreadOut(
@@ -232,8 +271,10 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
         """Delete the caller's thread (404 if it has none)."""
         stored = stored_thread_id(who, _thread_id_or_422(thread_id))
         try:
-            with holder.run_lock:
+            with holder.run_slot():
                 holder.threads().delete_thread(stored)
+        except ServerBusy:
+            raise _busy() from None
         except ThreadError:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no thread {thread_id!r}") from None
         return Response(status_code=status.HTTP_204_NO_CONTENT)
@@ -282,16 +323,75 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
         if saved:
             try:
                 knowledge_base = holder.get().resources.knowledge_base
-                with holder.run_lock:
+                with holder.run_slot():
                     # One run per file, so each file gets its own status.
                     for path in saved.values():
                         report = ingest([path], settings, acl=groups, progress=False, kb=knowledge_base)
                         results.append(_file_result(path.name, report))
+            except ServerBusy:
+                raise _busy() from None
             except RagpilotError as exc:
                 raise _http_error(exc) from exc
         return IngestOut(acl=groups, files=results)
 
     return app
+
+
+class DetachedRun:
+    """A streamed run in a worker thread that holds a run slot; the response only reads its events.
+
+    Events pass through a small queue. When the client disconnects, the response's generator is
+    closed, ``listening`` turns False, and the worker stops at its next event: the slot and the run
+    lock are released however the client leaves.
+    """
+
+    _DONE: dict[str, str] = {}
+
+    def __init__(self, holder: AgentHolder, run: Callable[[Callable[[dict[str, str]], bool]], None]) -> None:
+        self._events: queue.Queue[dict[str, str]] = queue.Queue(maxsize=64)
+        self._listening = threading.Event()
+        self._listening.set()
+        slot = holder.run_slot()
+        slot.__enter__()  # ServerBusy here reaches the caller as 503 before any byte is sent
+
+        def work() -> None:
+            try:
+                run(self._emit)
+            finally:
+                slot.__exit__(None, None, None)
+                self._put(self._DONE)
+
+        threading.Thread(target=work, name="ragpilot-stream", daemon=True).start()
+
+    def _put(self, item: dict[str, str]) -> bool:
+        while self._listening.is_set():
+            try:
+                self._events.put(item, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _emit(self, event: dict[str, str]) -> bool:
+        return self._put(event)
+
+    def _next_event(self) -> dict[str, str] | None:
+        # A bounded wait, so a cancelled reader never leaves a thread blocked here.
+        try:
+            return self._events.get(timeout=1.0)
+        except queue.Empty:
+            return None
+
+    async def events(self) -> AsyncIterator[dict[str, str]]:
+        try:
+            while True:
+                item = await anyio.to_thread.run_sync(self._next_event)
+                if item is self._DONE:
+                    return
+                if item is not None:
+                    yield item
+        finally:
+            self._listening.clear()  # the client left (or the run ended): the worker stops
 
 
 def _file_result(name: str, report: Any) -> IngestedFile:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
 from agent.agent import Agent
 from agent.server.app import create_app
@@ -35,6 +36,7 @@ class RunningApi:
     base_url: str
     settings: Settings
     agent: Agent
+    app: FastAPI
 
     def client(self, key: str | None = None, timeout: float = 900.0) -> httpx.Client:
         headers = {"X-API-Key": key} if key else {}
@@ -51,9 +53,8 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApi]:
         rerank={"provider": "none"},
     )
     agent = Agent(settings)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, agent), host="127.0.0.1", port=0, log_level="warning")
-    )
+    app = create_app(settings, agent)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -62,7 +63,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApi]:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
-    running = RunningApi(base_url=f"http://127.0.0.1:{port}", settings=settings, agent=agent)
+    running = RunningApi(base_url=f"http://127.0.0.1:{port}", settings=settings, agent=agent, app=app)
     # Each team uploads its own document through the API: readable by that team only.
     for key, name, text in ((KEY_A, "falcon.md", FALCON_DOC), (KEY_B, "heron.md", HERON_DOC)):
         with running.client(key) as client:

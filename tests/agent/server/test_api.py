@@ -197,3 +197,43 @@ def test_a_key_never_retrieves_another_teams_document(api: RunningApi) -> None:
         answer_b = client.post("/ask", json={"question": "What is the budget of Project Heron?"}).json()
     assert re.search(r"(?<![\d.])3(?![\d.])", answer_b["answer"]) and "million" in answer_b["answer"]
     assert any(c["source"].endswith("heron.md") for c in answer_b["citations"])
+
+
+# --- a server that survives its clients (issue 14, finding 2) ----------------------------------------
+
+
+@pytest.mark.llm
+def test_a_client_that_drops_its_stream_never_blocks_the_others(api: RunningApi) -> None:
+    with api.client(KEY_A) as client:
+        with client.stream("POST", "/ask/stream", json={"question": "What is Project Falcon?"}) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if line.startswith("event: step"):
+                    break  # the run is in progress: hang up mid-stream
+        # While the abandoned run finishes its step, the server still answers.
+        assert client.get("/healthz", timeout=10).status_code == 200
+    with api.client(KEY_B, timeout=300) as other:
+        answer = other.post("/ask", json={"question": "What is the budget of Project Heron?"})
+        assert answer.status_code == 200, answer.text
+        assert "3 million" in answer.json()["answer"]
+        assert other.get("/threads/never-there").status_code == 404
+
+
+def test_beyond_the_run_queue_the_server_answers_503_with_retry_after(api: RunningApi) -> None:
+    slots = api.app.state.holder._slots  # the run in progress plus the waiting places
+    taken = 0
+    while slots.acquire(blocking=False):  # every place taken, as by a crowd of clients
+        taken += 1
+    try:
+        with api.client(KEY_A, timeout=10) as client:
+            busy = client.post("/ask", json={"question": "What is Project Falcon?"})
+            streamed = client.post("/ask/stream", json={"question": "What is Project Falcon?"})
+            health = client.get("/healthz")
+    finally:
+        for _ in range(taken):
+            slots.release()
+    assert taken == api.settings.server.max_queued_runs + 1
+    assert health.status_code == 200
+    for response in (busy, streamed):
+        assert response.status_code == 503, response.text
+        assert int(response.headers["Retry-After"]) > 0
