@@ -180,6 +180,15 @@ def ingest(
                         )
                         continue
                     seen[document.doc_id] = document.source
+                    if _owned_elsewhere(document, stored.get(document.doc_id)):
+                        report.skipped.append(
+                            SkippedInput(
+                                source=document.source,
+                                reason=f"doc_id {document.doc_id!r} belongs to another file of this knowledge "
+                                "base; a document is replaced only from the file that created it (not replaced)",
+                            )
+                        )
+                        continue
                     change = _change_of(document, stored.get(document.doc_id), settings.chunking)
                     if change == "unchanged":
                         report.unchanged += 1
@@ -225,13 +234,29 @@ def _candidate_files(paths: Sequence[Path | str], report: IngestReport) -> list[
     return list(files)
 
 
+def _owned_elsewhere(document: LoadedDocument, stored: DocumentState | None) -> bool:
+    """True when ``document`` would replace a stored document that another, still present file created.
+
+    A document's identity belongs to its source: a JSONL ``_id`` or an upload can never take over a
+    document of another file (another tenant's upload, say). A file that is gone (moved, renamed) no
+    longer owns its documents, as for ``--prune``, so moving a file and ingesting it again still works.
+    """
+    if stored is None or not stored.source or stored.source == document.source:
+        return False
+    return not (Path(stored.source).is_absolute() and not Path(stored.source).exists())
+
+
 def _change_of(
     document: LoadedDocument, stored: DocumentState | None, chunking: ChunkingSettings
 ) -> Literal["added", "updated", "unchanged"]:
     if stored is None:
         return "added"
-    unchanged = stored.content_hash == document.content_hash and stored.ingest_signature == ingest_signature(
-        document, chunking
+    # A moved file's documents are written again under their new source (the embedding cache serves
+    # their vectors), so that --prune, which drops documents whose file is gone, keeps them.
+    unchanged = (
+        stored.content_hash == document.content_hash
+        and stored.ingest_signature == ingest_signature(document, chunking)
+        and stored.source == document.source
     )
     return "unchanged" if unchanged else "updated"
 

@@ -104,6 +104,23 @@ def test_ingest_reports_each_file_and_the_acl_it_applied(api: RunningApi) -> Non
     assert by_name["falcon.md"]["status"] in ("ingested", "unchanged")
 
 
+def test_an_upload_cannot_replace_another_tenants_document(api: RunningApi) -> None:
+    store = api.agent.resources.knowledge_base.store
+    heron = next(state for state in store.documents().values() if state.source.endswith("/heron.md"))
+    forged = json.dumps({"_id": heron.doc_id, "title": "Heron", "text": "The budget of Project Heron is zero."})
+    for key in (KEY_A, None):  # another team's key, and no key at all
+        with api.client(key) as client:
+            response = client.post("/ingest", files={"files": ("forged.jsonl", forged.encode(), "application/jsonl")})
+        assert response.status_code in (200, 401), response.text
+        if response.status_code == 200:
+            (result,) = response.json()["files"]
+            assert result["status"] == "failed" and "belongs to another file" in result["error"]
+
+    kept = store.documents()[heron.doc_id]
+    assert (kept.source, kept.content_hash) == (heron.source, heron.content_hash)
+    assert all("zero" not in chunk.text for chunk in store.scroll(None) if chunk.doc_id == heron.doc_id)
+
+
 def test_ingest_cannot_grant_groups_the_caller_lacks(api: RunningApi) -> None:
     with api.client(KEY_A) as client:
         response = client.post(

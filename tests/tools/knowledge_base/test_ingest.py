@@ -57,6 +57,7 @@ def write_corpus(folder: Path) -> Path:
 
 
 def write_jsonl(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
 
@@ -179,6 +180,41 @@ def test_prune_removes_documents_whose_files_are_gone(kb, settings, tmp_path):
     assert pruned.removed == 1 and pruned.unchanged == 5
     assert beta not in kb.store.documents()
     assert chunk_ids(kb, {"doc_id": beta}) == []
+
+
+def test_a_record_id_of_another_files_document_never_replaces_it(kb, settings, tmp_path):
+    write_jsonl(tmp_path / "owner" / "policies.jsonl", [{"_id": "hr-policy-1", "title": "Pay", "text": "Raises are 3%."}])
+    write_jsonl(tmp_path / "intruder" / "upload.jsonl", [{"_id": "hr-policy-1", "title": "Pay", "text": "PWNED."}])
+    ingest([tmp_path / "owner"], settings, kb=kb, progress=False)
+
+    report = ingest([tmp_path / "intruder"], settings, kb=kb, progress=False)
+
+    assert report.added == report.updated == 0
+    assert [s.reason for s in report.skipped] == [
+        "doc_id 'hr-policy-1' belongs to another file of this knowledge base; a document is replaced "
+        "only from the file that created it (not replaced)"
+    ]
+    owner = kb.store.documents()["hr-policy-1"]
+    assert owner.source.endswith("owner/policies.jsonl")
+    assert search_ids(kb, "PWNED") <= {"hr-policy-1"} and "PWNED" not in " ".join(
+        c.text for c in kb.store.scroll(None) if c.doc_id == "hr-policy-1"
+    )
+
+
+def test_the_owning_file_still_updates_its_documents_and_a_moved_file_takes_them_over(kb, settings, tmp_path):
+    first = tmp_path / "a" / "policies.jsonl"
+    write_jsonl(first, [{"_id": "hr-policy-1", "title": "Pay", "text": "Raises are 3%."}])
+    ingest([first], settings, kb=kb, progress=False)
+    write_jsonl(first, [{"_id": "hr-policy-1", "title": "Pay", "text": "Raises are 4%."}])
+    assert ingest([first], settings, kb=kb, progress=False).updated == 1
+
+    moved = tmp_path / "b" / "policies.jsonl"
+    moved.parent.mkdir()
+    first.rename(moved)  # the old file is gone: it no longer owns its documents
+    report = ingest([moved], settings, kb=kb, progress=False)
+
+    assert report.skipped == [] and kb.store.documents()["hr-policy-1"].source.endswith("b/policies.jsonl")
+    assert ingest([moved], settings, kb=kb, progress=False, prune=True).removed == 0  # kept, not orphaned
 
 
 def test_prune_removes_records_dropped_from_a_reingested_jsonl_file(kb, settings, tmp_path):
