@@ -125,6 +125,8 @@ def search_command(
     from tools.knowledge_base.knowledge_base import KnowledgeBase
     from tools.search import SearchRequest, hybrid_search
 
+    if not query.strip():
+        fail("the query is empty: give the words to search for", 2)
     try:
         user_filter = parse_filter_option(filter_json)
         settings = load_settings(**({"user_groups": groups} if groups else {}))

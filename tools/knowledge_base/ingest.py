@@ -223,11 +223,13 @@ def _candidate_files(paths: Sequence[Path | str], report: IngestReport) -> list[
     """Supported files under ``paths``, once each; missing paths and unsupported files go to ``skipped``."""
     files: dict[Path, None] = {}
     for given in paths:
+        problems: list[IngestError] = []
         try:
-            supported, unsupported = iter_candidate_files([given])
+            supported, unsupported = iter_candidate_files([given], problems)
         except IngestError as exc:
-            report.skipped.append(SkippedInput(source=exc.source, reason=exc.reason))
-            continue
+            problems.append(exc)
+            supported, unsupported = [], []
+        report.skipped.extend(SkippedInput(source=p.source, reason=p.reason) for p in problems)
         files.update(dict.fromkeys(supported))
         for path in unsupported:
             report.skipped.append(SkippedInput(source=path.as_posix(), reason="unsupported file type"))

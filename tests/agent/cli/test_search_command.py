@@ -91,3 +91,18 @@ def test_rerank_none_keeps_the_fusion_order(env):
     plain = json.loads(run(env, "hotel costs", "--json", "--top-k", "3", "--rerank", "none").stdout)["hits"]
     assert [h["chunk_id"] for h in fused] == [h["chunk_id"] for h in plain]
     assert all(h["rerank_score"] is None for h in plain)
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_query_is_one_error_line_not_a_traceback(env, query):
+    result = run(env, query)
+
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: the query is empty: give the words to search for"
+
+
+def test_a_huge_integer_in_a_filter_is_one_error_line(env):
+    result = run(env, "vacation", "--filter", '{"metadata.year": 99999999999999999999999999999}')
+
+    assert result.exit_code == 2
+    assert result.output.startswith("error: invalid filter at $.metadata.year: integer")

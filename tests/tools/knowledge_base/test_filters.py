@@ -174,3 +174,17 @@ def test_edge_translation_keeps_booleans_boolean():
     condition = to_edge(parse_filter({"committed": True})).must[0]
     assert condition.match.value is True
     assert to_edge(None) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"metadata.year": 99999999999999999999999999999},
+        {"metadata.year": {"$ne": -(2**63) - 1}},
+        {"metadata.year": {"$in": [2024, 2**64]}},
+        {"metadata.year": {"$gte": 10**400}},
+    ],
+)
+def test_integers_beyond_64_bits_are_a_filter_error_not_an_engine_crash(raw):
+    with pytest.raises(FilterError, match="out of range: filters take 64-bit integers"):
+        parse_filter(raw)

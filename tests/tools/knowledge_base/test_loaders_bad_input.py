@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,33 @@ def test_one_bad_file_does_not_affect_the_next(settings: Settings, tmp_path: Pat
     with pytest.raises(IngestError):
         load_file(bad, settings)
     assert load_file(good, settings)[0].blocks[0].text == "Still loads."
+
+
+def test_a_fifo_under_a_directory_is_reported_and_never_opened(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.md")  # opening it for reading would block forever
+    (tmp_path / "good.md").write_text("# Good\n\nStill listed.")
+    problems: list[IngestError] = []
+
+    supported, _ = iter_candidate_files([tmp_path], problems)
+
+    assert [p.name for p in supported] == ["good.md"]
+    assert [(Path(p.source).name, p.reason) for p in problems] == [
+        ("pipe.md", "not a regular file but a FIFO (named pipe): skipped")
+    ]
+
+
+def test_a_fifo_given_directly_is_named_as_a_fifo_not_as_missing(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.txt")
+
+    with pytest.raises(IngestError, match="FIFO"):
+        iter_candidate_files([tmp_path / "pipe.txt"])
+
+
+def test_a_broken_symlink_and_a_socket_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "dangling.md").symlink_to(tmp_path / "gone.md")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "s.sock"))
+        problems: list[IngestError] = []
+        iter_candidate_files([tmp_path], problems)
+    reasons = {Path(p.source).name: p.reason for p in problems}
+    assert reasons == {"dangling.md": "a broken symbolic link", "s.sock": "not a regular file but a socket: skipped"}

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -77,23 +78,38 @@ def is_supported(path: Path | str) -> bool:
     return suffix_of(Path(path)) is not None
 
 
-def iter_candidate_files(paths: Iterable[Path | str]) -> tuple[list[Path], list[Path]]:
+def iter_candidate_files(
+    paths: Iterable[Path | str], problems: list[IngestError] | None = None
+) -> tuple[list[Path], list[Path]]:
     """Files under ``paths`` split into (supported, unsupported), each sorted, without duplicates.
 
     Directories are walked recursively (symlinked directories are not followed); hidden files and
     directories and ``*.meta.json`` sidecars are skipped. A path given explicitly is taken as is.
-    Raises IngestError for a path that does not exist.
+    Raises IngestError for a path that does not exist or is not a regular file. Under a directory, what
+    cannot be read as a file (a FIFO, socket or device would block or make no sense; an unreadable
+    subdirectory; a broken link) is appended to ``problems``, one IngestError each, and passed over.
     """
     found: dict[Path, None] = {}
+    problems = problems if problems is not None else []
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            for root, dirs, files in os.walk(path, followlinks=False):
+
+            def unreadable(error: OSError, top: Path = path) -> None:
+                where = Path(error.filename).as_posix() if error.filename else top.as_posix()
+                problems.append(IngestError(where, f"cannot read this directory: {error.strerror or error}"))
+
+            for root, dirs, files in os.walk(path, followlinks=False, onerror=unreadable):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     if name.startswith(".") or name.lower().endswith(SIDECAR_SUFFIX):
                         continue
-                    found[(Path(root) / name).absolute()] = None
+                    candidate = Path(root) / name
+                    not_a_file = _not_a_regular_file(candidate)
+                    if not_a_file:
+                        problems.append(IngestError(candidate.as_posix(), not_a_file))
+                        continue
+                    found[candidate.absolute()] = None
                     if len(found) > _MAX_WALKED_FILES:
                         raise IngestError(
                             path.as_posix(), f"more than {_MAX_WALKED_FILES} files under this directory"
@@ -102,10 +118,25 @@ def iter_candidate_files(paths: Iterable[Path | str]) -> tuple[list[Path], list[
             if not path.name.lower().endswith(SIDECAR_SUFFIX):
                 found[path.absolute()] = None
         else:
-            raise IngestError(path.as_posix(), "no such file or directory")
+            raise IngestError(path.as_posix(), _not_a_regular_file(path) or "no such file or directory")
     supported = sorted(p for p in found if is_supported(p))
     unsupported = sorted(p for p in found if not is_supported(p))
     return supported, unsupported
+
+
+def _not_a_regular_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a document (without opening it: a FIFO would block), or None."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a broken symbolic link" if path.is_symlink() else None
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    for test, kind in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):  # fmt: skip
+        if test(mode):
+            return f"not a regular file but {kind}: skipped"
+    return None
 
 
 def file_doc_id(path: Path) -> str:

@@ -185,8 +185,18 @@ def _parse_field(field: str, value: Any, path: str) -> list[Any]:
     return [_equality(field, value, path)]
 
 
+# The store keeps integers as signed 64-bit: a larger one could never match, and the engine rejects it.
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _check_integer(value: Any, path: str) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value <= _INT64_MAX:
+        raise FilterError(path, f"integer {value} is out of range: filters take 64-bit integers")
+
+
 def _equality(field: str, value: Any, path: str) -> MatchCondition | RangeCondition:
     if isinstance(value, bool | str | int):
+        _check_integer(value, path)
         return MatchCondition(field=field, value=value)
     if isinstance(value, float):
         # Qdrant matches only keywords, integers and booleans exactly; a float is a closed range.
@@ -217,6 +227,7 @@ def _parse_operators(field: str, ops: dict[str, Any], path: str) -> list[Any]:
         elif op == "$ne":
             if isinstance(value, float) or not isinstance(value, bool | str | int):
                 raise FilterError(op_path, f"$ne needs a string, integer or boolean, got {_type_name(value)}")
+            _check_integer(value, op_path)
             out.append(NotEqualCondition(field=field, value=value))
         else:
             bounds[op] = (value, op_path)
@@ -233,6 +244,7 @@ def _in_condition(field: str, values: Any, path: str) -> InCondition:
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, str | int):
             raise FilterError(f"{path}[{i}]", f"$in takes strings or integers, got {_type_name(v)}")
+        _check_integer(v, f"{path}[{i}]")
     if len({type(v) for v in values}) > 1:
         raise FilterError(path, "$in values must be all strings or all integers, not a mix")
     return InCondition(field=field, values=values)
@@ -253,6 +265,7 @@ def _range_condition(field: str, bounds: dict[str, tuple[Any, str]]) -> RangeCon
         if isinstance(value, bool):
             raise FilterError(op_path, f"{op} needs a number or an ISO 8601 date, got boolean")
         if isinstance(value, int | float):
+            _check_integer(value, op_path)
             if not np.isfinite(value):
                 raise FilterError(op_path, f"{op} needs a finite number")
             parsed[op[1:]] = float(value)
