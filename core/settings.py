@@ -199,6 +199,11 @@ class ServerSettings(BaseModel):
     api_keys: dict[str, list[str]] = Field(
         default_factory=dict, description="API key -> ACL groups; empty = anonymous callers get 'public'"
     )
+    allow_anonymous: bool = Field(
+        False,
+        description="with api_keys configured, still serve callers without a key (as 'public'); "
+        "without api_keys every caller is anonymous",
+    )
     max_queued_runs: int = Field(
         8, ge=0, le=1000, description="runs that may wait for the one in progress; beyond, 503 + Retry-After"
     )

@@ -411,9 +411,14 @@ def _safe_filename(name: str) -> str:
 
 def _ingest_acl(who: Caller, acl: str | None) -> list[str]:
     """The groups a caller's upload is readable by: its own, or a subset of them (never wider)."""
-    if acl is None or not acl.strip():
+    if acl is None:
         return list(who.groups)
     wanted = [g.strip() for g in acl.split(",") if g.strip()]
+    if not wanted:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"acl names no group ({acl!r}): name one or more of the caller's groups, or leave it out",
+        )
     foreign = [g for g in wanted if g not in who.groups]
     if foreign:
         raise HTTPException(

@@ -2,7 +2,8 @@
 
 The key comes from ``Authorization: Bearer KEY`` or ``X-API-Key: KEY``, never from the body. With no
 keys configured every caller is anonymous and reads as the group ``public``; once keys are
-configured, a request without a key is still anonymous ('public'), and an unknown key is refused (401).
+configured, a request without a key is refused (401) unless ``server.allow_anonymous`` is on (then
+it is anonymous, 'public'), and an unknown key is always refused (401).
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ def resolve_caller(request: Request, settings: Settings) -> Caller:
     """The caller of ``request``; raises 401 for a key that is not configured."""
     key = _presented_key(request)
     if key is None:
+        if settings.server.api_keys and not settings.server.allow_anonymous:
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "an API key is required (Authorization: Bearer KEY or X-API-Key); "
+                "this server does not serve anonymous callers (server.allow_anonymous)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         return Caller(owner="anonymous", groups=list(ANONYMOUS_GROUPS))
     for known_key, groups in settings.server.api_keys.items():
         if hmac.compare_digest(known_key.encode("utf-8"), key.encode("utf-8")):

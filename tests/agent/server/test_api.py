@@ -49,6 +49,24 @@ def test_unknown_or_malformed_credentials_are_401(api: RunningApi, headers: dict
     assert response.headers["www-authenticate"] == "Bearer"
 
 
+def test_with_keys_configured_a_caller_without_a_key_is_401(api: RunningApi) -> None:
+    with api.client() as client:
+        for response in (
+            client.post("/ask", json={"question": "Falcon?"}),
+            client.post("/ingest", files={"files": ("a.md", b"# A\n\nPublic text.", "text/markdown")}),
+            client.get("/threads/t1"),
+        ):
+            assert response.status_code == 401
+            assert "API key is required" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("acl", [" , ", ",", " "])
+def test_an_empty_acl_is_422_not_a_document_nobody_can_read(api: RunningApi, acl: str) -> None:
+    with api.client(KEY_A) as client:
+        response = client.post("/ingest", data={"acl": acl}, files={"files": ("e.md", b"# E\n\nText.", "text/markdown")})
+    assert response.status_code == 422 and "acl names no group" in response.json()["detail"]
+
+
 def test_groups_in_the_body_are_rejected(api: RunningApi) -> None:
     with api.client(KEY_A) as client:
         response = client.post("/ask", json={"question": "Heron budget?", "groups": ["team-b"]})
