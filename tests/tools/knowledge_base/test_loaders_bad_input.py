@@ -12,7 +12,7 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 
 from core.errors import IngestError
-from core.settings import Settings
+from core.settings import Settings, load_settings
 from tools.knowledge_base.loaders.factory import iter_candidate_files, load_file
 
 REPO = Path(__file__).resolve().parents[3]
@@ -195,3 +195,21 @@ def test_a_broken_symlink_and_a_socket_are_reported(tmp_path: Path) -> None:
         iter_candidate_files([tmp_path], problems)
     reasons = {Path(p.source).name: p.reason for p in problems}
     assert reasons == {"dangling.md": "a broken symbolic link", "s.sock": "not a regular file but a socket: skipped"}
+
+
+def test_a_gzip_bomb_is_stopped_at_the_size_limit_while_it_decompresses(tmp_path: Path) -> None:
+    import gzip
+    import resource
+
+    settings = load_settings(home=tmp_path / "home", ingest={"max_file_mb": 1})
+    bomb = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as out:  # 300 MB of spaces, written 1 MB at a time
+        for _ in range(300):
+            out.write(b" " * (1024 * 1024))
+    assert bomb.stat().st_size < 1024 * 1024  # passes the compressed-size check
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    with pytest.raises(IngestError, match=r"decompresses to more than ingest.max_file_mb=1 MB"):
+        load_file(bomb, settings)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
+    assert grown_kib < 64 * 1024  # megabytes, not the 300 MB it inflates to

@@ -17,7 +17,7 @@ from tools.knowledge_base.records import Block, LoadedDocument, content_hash
 from tools.knowledge_base.text_units import detect_language
 
 # A .gz may expand far beyond the file-size limit; cap what we are willing to decompress.
-_MAX_EXPANSION = 20
+_BLOCK_BYTES = 1 << 20
 _MAX_WARNINGS_PER_FILE = 20
 
 
@@ -94,12 +94,24 @@ class JsonlLoader(Loader):
 
 
 def _decompress(raw: bytes, info: SourceInfo) -> bytes:
-    limit = max(info.max_bytes, 1) * _MAX_EXPANSION
+    """The decompressed corpus, held to the same ``ingest.max_file_mb`` as an uncompressed file.
+
+    Read in blocks and stopped at the limit, so a small file that inflates enormously (a "zip bomb")
+    costs at most the limit in memory, never what it would inflate to.
+    """
+    limit = max(info.max_bytes, 1)
+    blocks: list[bytes] = []
+    size = 0
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
-            data = stream.read(limit + 1)
+            while block := stream.read(_BLOCK_BYTES):
+                size += len(block)
+                if size > limit:
+                    raise IngestError(
+                        info.source,
+                        f"decompresses to more than ingest.max_file_mb={limit / 1024 / 1024:g} MB (not read further)",
+                    )
+                blocks.append(block)
     except (OSError, EOFError, zlib.error) as exc:
         raise IngestError(info.source, f"corrupt gzip file ({exc})") from exc
-    if len(data) > limit:
-        raise IngestError(info.source, f"decompresses to more than {_MAX_EXPANSION}x ingest.max_file_mb")
-    return data
+    return b"".join(blocks)
