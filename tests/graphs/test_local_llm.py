@@ -58,3 +58,25 @@ def test_a_question_the_samples_cannot_answer_is_refused(agent: Agent) -> None:
     answer = agent.ask("What dental insurance does Northwind offer its employees?", route="single")
     assert answer.refused, answer.answer
     assert answer.citations == [] and answer.refusal_reason
+
+
+def test_the_real_judge_gives_every_sentence_of_a_long_answer_its_own_verdict(agent: Agent) -> None:
+    from graphs.rag.nodes.check_support import check_support
+
+    leave = "Full-time employees get 25 days of paid annual leave per calendar year."
+    state = {
+        "standalone_question": "How many days of annual leave do Northwind employees get?",
+        "context": [{"n": 1, "chunk_id": "h::0", "doc_id": "h", "source": "handbook.md", "title": "Handbook",
+                     "page": None, "url": None, "origin": "kb", "text": leave}],  # fmt: skip
+        "answer_draft": (
+            "Employees get 25 days of paid annual leave [1]. Leave is counted per calendar year [1]. "
+            "Unused days can be sold back for cash [1]. Every employee also gets a company car [1]. "
+            "The office closes for two weeks in August [1]."
+        ),
+    }
+
+    update = check_support(state, {}, resources=agent.resources)
+
+    verdicts = [v["verdict"] for v in update["support"]]
+    assert len(verdicts) == 5 and "unchecked" not in verdicts  # one verdict per sentence, none skipped
+    assert [v["verdict"] for v in update["steps"][-1]["decision"]["verdicts"]] == verdicts  # traced, each

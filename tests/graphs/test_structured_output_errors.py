@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graphs.rag.classifier.llm import LLMComplexityClassifier
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import FixedClassifier, cite, run_turn, step
+from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, run_turn, step
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 ANSWER = cite("Northwind employees get 25 days of annual leave.", "25 days")
@@ -29,7 +29,7 @@ def test_malformed_reasoning_ends_ircot_and_answers_from_what_was_gathered(make_
         replies={
             "ircot_reason": '{"thought": 42}',
             "generate_answer": ANSWER,
-            "check_support": '{"sentences": [{"n": 1, "support": "fully"}], "answers_question": true}',
+            "check_support": ALL_FULLY,
         }
     )
     graph, _ = make_graph(
@@ -46,7 +46,7 @@ def test_a_malformed_multi_query_reply_falls_back_to_the_question(make_graph) ->
         replies={
             "multi_query": "[not json",
             "generate_answer": ANSWER,
-            "check_support": '{"sentences": [{"n": 1, "support": "fully"}], "answers_question": true}',
+            "check_support": ALL_FULLY,
         }
     )
     graph, _ = make_graph(

@@ -1,8 +1,10 @@
 """Self-RAG's IsSup and IsUse in ONE structured LLM call.
 
 Each answer sentence is judged against the passages the answer cites (fully / partially / not
-supported), and the answer as a whole is judged on whether it answers the question. A malformed
-judgement (``StructuredOutputError``) leaves every sentence 'unchecked' — never 'supported'. A sentence
+supported), and the answer as a whole is judged on whether it answers the question. The reply's schema
+is built per call with exactly one required verdict per sentence (``sentence_1`` ... ``sentence_N``), so
+the judge cannot skip one: llama.cpp's grammar and OpenAI's strict JSON schema both enforce it. A
+malformed judgement (``StructuredOutputError``) leaves every sentence 'unchecked' — never 'supported'. A sentence
 that cites no passage is 'not' supported whatever the judge says: IsSup checks a sentence against the
 passages it cites, and an uncited claim has none (the small local judge would otherwise wave a fluent
 hallucination through).
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from core.answer import SupportVerdict
 from core.vocabulary import JudgedSupport
@@ -26,14 +28,14 @@ from graphs.rag.state import RagState
 from prompts import load_prompt
 
 
-class SentenceSupport(BaseModel):
-    n: int = Field(description="the sentence number")
-    support: JudgedSupport
-
-
-class SupportJudgement(BaseModel):
-    sentences: list[SentenceSupport]
-    answers_question: bool
+def judgement_schema(sentence_count: int) -> type[BaseModel]:
+    """The reply of one check: a required verdict for each of ``sentence_count`` sentences, in order."""
+    verdicts: dict[str, Any] = {
+        f"sentence_{i}": (JudgedSupport, Field(description=f"support of answer sentence {i}"))
+        for i in range(1, sentence_count + 1)
+    }
+    verdicts["answers_question"] = (bool, Field(description="the answer addresses the question asked"))
+    return create_model(f"SupportJudgement{sentence_count}", **verdicts)
 
 
 def judgement_prompt(state: RagState) -> tuple[str, str, list[SupportVerdict]]:
@@ -60,7 +62,7 @@ def mark_uncited_unsupported(verdicts: list[SupportVerdict]) -> None:
 @records_step
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user, verdicts = judgement_prompt(state)
-    judgement, error = ask_structured(resources.llm, SupportJudgement, system, user, config)
+    judgement, error = ask_structured(resources.llm, judgement_schema(len(verdicts)), system, user, config)
     graph = resources.settings.graph
     counters = {
         "support_retries": {"counter": state.get("support_retries", 0), "bound": graph.max_support_retries},
@@ -76,20 +78,20 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             "answers_question": None,
             "decision": {"error": error, "fallback": "sentences left unchecked", **counters},
         }
-    by_number = {j.n: j.support for j in judgement.sentences}
+    given = judgement.model_dump()
     for i, verdict in enumerate(verdicts, start=1):
-        if i in by_number:
-            verdict.verdict = by_number[i]
+        verdict.verdict = given[f"sentence_{i}"]
     mark_uncited_unsupported(verdicts)
+    answers_question = bool(given["answers_question"])
     return {
         "support": [v.model_dump() for v in verdicts],
-        "answers_question": judgement.answers_question,
+        "answers_question": answers_question,
         "decision": {
             "verdicts": [
                 {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
                 for v in verdicts
             ],
-            "answers_question": judgement.answers_question,
+            "answers_question": answers_question,
             **counters,
         },
     }
