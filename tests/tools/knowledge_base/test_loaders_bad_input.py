@@ -213,3 +213,25 @@ def test_a_gzip_bomb_is_stopped_at_the_size_limit_while_it_decompresses(tmp_path
         load_file(bomb, settings)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
     assert grown_kib < 64 * 1024  # megabytes, not the 300 MB it inflates to
+
+
+def test_an_xlsx_formula_column_without_saved_values_is_named_in_a_warning(settings: Settings, tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    sheet = workbook.active
+    sheet.title = "Orders"
+    sheet.append(["OrderID", "Qty", "Total"])
+    sheet.append(["A-1", 2, "=B2*10"])  # openpyxl writes formulas without their results, as scripts do
+    sheet.append(["A-2", 3, "=B3*10"])
+    path = tmp_path / "orders.xlsx"
+    workbook.save(path)
+    warnings: list[str] = []
+
+    (document,) = load_file(path, settings, warnings=warnings)
+
+    assert warnings == [
+        f"{path.as_posix()}: sheet 'Orders', column 'Total' holds formulas whose results were never saved, "
+        "so it was indexed empty; open and save the file in a spreadsheet program to store them"
+    ]
+    assert "A-1" in " ".join(b.text for b in document.blocks)  # the rest of the sheet is indexed

@@ -200,7 +200,43 @@ class XlsxLoader(Loader):
             raise IngestError(info.source, f"unreadable spreadsheet ({type(exc).__name__}: {exc})") from exc
         finally:
             workbook.close()
+        _warn_about_formulas_without_values(raw, sheets, info)
         return [_document(info, sheets, self.key_columns)]
+
+
+def _warn_about_formulas_without_values(raw: bytes, sheets: list[Sheet], info: SourceInfo) -> None:
+    """A column whose every value is empty may hold formulas whose results were never saved (files
+    written by scripts or converters, not by a spreadsheet program): those values cannot be indexed,
+    so say so instead of letting the column vanish. Looked up only for such columns (a second parse)."""
+    empty = {
+        sheet.name: [i for i in range(len(sheet.header)) if all(not cells[i] for _, cells in sheet.rows)]
+        for sheet in sheets
+        if sheet.rows
+    }
+    if not any(empty.values()):
+        return
+    from openpyxl import load_workbook
+
+    workbook = load_workbook(io.BytesIO(raw), read_only=True, data_only=False)
+    try:
+        for sheet in sheets:
+            columns = empty.get(sheet.name) or []
+            if not columns:
+                continue
+            with_formulas = {
+                i
+                for row in workbook[sheet.name].iter_rows(values_only=True)
+                for i in columns
+                if i < len(row) and isinstance(row[i], str) and row[i].startswith("=")
+            }
+            for i in sorted(with_formulas):
+                info.warnings.append(
+                    f"{info.source}: sheet {sheet.name!r}, column {sheet.header[i]!r} holds formulas whose "
+                    "results were never saved, so it was indexed empty; open and save the file in a "
+                    "spreadsheet program to store them"
+                )
+    finally:
+        workbook.close()
 
 
 class CsvLoader(Loader):
