@@ -13,7 +13,8 @@ class JsonLinesPrinter:
     """A ``TraceSink`` writing each step event as one JSON line, then the bare answer object.
 
     The last line is exactly what ``ragpilot ask --json`` prints (``Answer.model_dump``), so a consumer
-    can read ``lines[-1]`` either way; a failed run ends with ``{"type": "error", ...}`` instead.
+    can read ``lines[-1]`` either way; a failed run ends with ``{"type": "error", "error", "after_step"}``
+    instead (with ``include_answer=False`` too: the caller prints only answers).
     """
 
     def __init__(self, stream: IO[str] | None = None, *, include_answer: bool = True) -> None:
@@ -32,9 +33,10 @@ class JsonLinesPrinter:
         self._emit(step.model_dump(mode="json"))
 
     def on_run_finished(self, trace: RunTrace) -> None:
-        if not self.include_answer:
-            return
-        if trace.answer is not None:
+        if trace.answer is None:
+            # A failed run (a hosted LLM that stayed down, say) ends the stream with its error, whoever
+            # prints the answer: a consumer of the JSON lines sees why, not only stderr.
+            last = trace.steps[-1].node if trace.steps else None
+            self._emit({"type": "error", "run_id": trace.run_id, "error": trace.error, "after_step": last})
+        elif self.include_answer:
             self._emit(trace.answer)
-        else:
-            self._emit({"type": "error", "run_id": trace.run_id, "error": trace.error})

@@ -1,0 +1,29 @@
+"""``ragpilot ask``: a hosted LLM that stays down is one error line on stderr and the last JSON trace line."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from agent.cli import app
+from tests.fakes.openai_server import FakeOpenAIServer
+
+
+def test_a_failing_hosted_llm_ends_the_json_trace_with_its_error(ragpilot_home):
+    with FakeOpenAIServer() as server:
+        server.script_chat(*[FakeOpenAIServer.server_error(500) for _ in range(6)])
+        env = {
+            "OPENAI_API_KEY": "test-key",
+            "RAGPILOT_LLM__BASE_URL": server.base_url,
+            "RAGPILOT_LLM__MODEL": "gpt-test",
+            "RAGPILOT_LLM__MAX_RETRIES": "1",
+        }
+        result = CliRunner().invoke(app, ["ask", "Hello there!", "--route", "direct", "--trace", "--json"], env=env)
+
+    assert result.exit_code != 0
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [line["node"] for line in lines if line["type"] == "step"][:2] == ["start_turn", "route_question"]
+    error = lines[-1]
+    assert error["type"] == "error" and "500" in error["error"] and error["after_step"] == "route_question"
+    assert "error:" in result.stderr
