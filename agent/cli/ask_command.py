@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.app import AUTO_ROUTE, RouteOption, app
+from agent.cli.app import AUTO_ROUTE, RouteOption, app, fail
 from core.answer import Answer
 from core.errors import ConfigError, FilterError, RagpilotError
 
@@ -63,8 +63,7 @@ def ask_command(
             agent, question, trace=trace, as_json=as_json, thread_id=thread, groups=groups, route=route.value
         )
     except RagpilotError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2 if isinstance(exc, ConfigError | FilterError) else 1) from None
+        fail(str(exc), 2 if isinstance(exc, ConfigError | FilterError) else 1)
     finally:
         if agent is not None:
             agent.close()

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from agent.cli.app import app
+from agent.cli.app import app, fail
 from core.errors import ConfigError, RagpilotError
 from core.settings import load_settings
 
@@ -161,8 +161,7 @@ def chat_command(
         settings = load_settings(**({"user_groups": groups} if groups else {}))
         agent = Agent(settings)
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc), 2)
     run_chat(
         agent, console, input if not console.is_terminal else console.input, thread or new_thread_id(), groups
     )

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.app import app
+from agent.cli.app import app, fail
 from agent.doctor import diagnose, format_report
 from core.errors import ConfigError
 from core.settings import load_settings
@@ -23,8 +23,7 @@ def doctor_command(
     try:
         settings = load_settings()
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        fail(str(exc), 2)
     report = diagnose(settings, smoke_test=smoke_test)
     typer.echo(report.model_dump_json() if as_json else format_report(report))
     raise typer.Exit(0 if report.ok else 1)

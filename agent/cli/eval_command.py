@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.app import AUTO_ROUTE, RouteOption, app
+from agent.cli.app import AUTO_ROUTE, RouteOption, app, fail
 from core.errors import ConfigError, FilterError, ModelAssetError, ProviderUnavailable
 
 eval_app = typer.Typer(name="eval", help="Measure retrieval and answer quality on public benchmarks.",
@@ -78,11 +78,9 @@ def eval_retrieval(
         settings = eval_settings(load_beir(beir, split), home)
         report, run = run_retrieval_eval(config, settings, progress=not as_json and sys.stderr.isatty())
     except (ConfigError, FilterError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc), 2)
     except ProviderUnavailable as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        fail(str(exc), 1)
     result = report.model_dump(mode="json")
     if save_run is not None:
         result["run_path"] = str(save(run, save_run))
@@ -132,8 +130,7 @@ def eval_compare(
     try:
         report = compare_runs(beir, split, {p.stem: p for p in runs}, stat_test=stat_test.value, max_p=max_p)
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc), 2)
     typer.echo(json.dumps(report.to_dict(), ensure_ascii=False) if as_json else str(report))
 
 
@@ -184,11 +181,9 @@ def eval_qa(
     try:
         report = run_qa_eval(config, home=home, progress=not as_json and sys.stderr.isatty())
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc), 2)
     except (ProviderUnavailable, ModelAssetError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        fail(str(exc), 1)
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json", exclude=None if per_question else {"results"}),
                               ensure_ascii=False))  # fmt: skip
@@ -248,8 +243,7 @@ def eval_fusion_sweep(
         settings = eval_settings(load_beir(beir, split), home)
         points = sweep_fusion(beir, split, settings, ks, pairs, top_k=top_k, limit_queries=limit_queries)
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc), 2)
     if as_json:
         typer.echo(json.dumps([p.model_dump() for p in points]))
         return

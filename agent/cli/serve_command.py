@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.app import app
+from agent.cli.app import app, fail
 from core.errors import ConfigError
 from core.settings import load_settings
 
@@ -29,8 +29,7 @@ def serve_command(
     try:
         settings = load_settings()
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc), 2)
     application = create_app(settings)
     if preload:
         application.state.holder.get()

@@ -22,7 +22,7 @@ import re
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any
@@ -351,15 +351,13 @@ class DetachedRun:
         self._events: queue.Queue[dict[str, str]] = queue.Queue(maxsize=64)
         self._listening = threading.Event()
         self._listening.set()
-        slot = holder.run_slot()
-        slot.__enter__()  # ServerBusy here reaches the caller as 503 before any byte is sent
+        held = ExitStack()
+        held.enter_context(holder.run_slot())  # ServerBusy here reaches the caller as 503, before any byte
 
         def work() -> None:
-            try:
-                run(self._emit)
-            finally:
-                slot.__exit__(None, None, None)
-                self._put(self._DONE)
+            with held:  # the slot passes to the worker and is released when it ends
+                run(self._put)
+            self._put(self._DONE)
 
         threading.Thread(target=work, name="ragpilot-stream", daemon=True).start()
 
@@ -371,9 +369,6 @@ class DetachedRun:
             except queue.Full:
                 continue
         return False
-
-    def _emit(self, event: dict[str, str]) -> bool:
-        return self._put(event)
 
     def _next_event(self) -> dict[str, str] | None:
         # A bounded wait, so a cancelled reader never leaves a thread blocked here.

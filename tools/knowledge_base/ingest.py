@@ -245,7 +245,12 @@ def _owned_elsewhere(document: LoadedDocument, stored: DocumentState | None) -> 
     """
     if stored is None or not stored.source or stored.source == document.source:
         return False
-    return not (Path(stored.source).is_absolute() and not Path(stored.source).exists())
+    return not _source_gone(stored.source)
+
+
+def _source_gone(source: str) -> bool:
+    """The file a stored document came from no longer exists: it owns nothing (--prune drops its documents)."""
+    return bool(source) and Path(source).is_absolute() and not Path(source).exists()
 
 
 def _change_of(
@@ -359,7 +364,7 @@ def _prune(kb: KnowledgeBase, stored: dict[str, DocumentState], loaded_by_source
     removed = 0
     for doc_id, state in stored.items():
         source = state.source
-        gone = bool(source) and Path(source).is_absolute() and not Path(source).exists()
+        gone = _source_gone(source)
         dropped = source in loaded_by_source and doc_id not in loaded_by_source[source]
         if gone or dropped:
             kb.store.delete_document(doc_id)

@@ -15,6 +15,7 @@ instruction; that is named here too, before anything is loaded.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,34 +47,32 @@ _FEATURE_NEEDS_FLAG = {
 }
 
 _SETTING = "llm.weight_repacking"
+CPUINFO = Path("/proc/cpuinfo")
 
 
-def read_cpu_flags(cpuinfo_path: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
-    """The CPU's feature flags (empty where ``/proc/cpuinfo`` is unreadable, e.g. not Linux)."""
+def read_cpu_flags(cpuinfo_path: Path = CPUINFO) -> frozenset[str]:
+    """The CPU's feature flags (x86 ``flags``, ARM ``Features``); empty where ``/proc/cpuinfo`` is
+    unreadable (not Linux)."""
+    return frozenset(_first_processor_field(cpuinfo_path, ("flags", "Features")).split())
+
+
+def cpu_model_name(cpuinfo_path: Path = CPUINFO) -> str:
+    return _first_processor_field(cpuinfo_path, ("model name",)) or "unknown"
+
+
+@functools.lru_cache(maxsize=8)
+def _first_processor_field(cpuinfo_path: Path, keys: tuple[str, ...]) -> str:
+    """The value of the first of ``keys`` in a ``/proc/cpuinfo`` text; read once per process (the CPU
+    does not change while it runs)."""
     try:
-        return parse_cpu_flags(cpuinfo_path.read_text(encoding="utf-8", errors="replace"))
+        text = cpuinfo_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return frozenset()
-
-
-def parse_cpu_flags(cpuinfo: str) -> frozenset[str]:
-    """The ``flags`` of the first processor in a ``/proc/cpuinfo`` text (x86: ``flags``, ARM: ``Features``)."""
-    for line in cpuinfo.splitlines():
+        return ""
+    for line in text.splitlines():
         key, sep, value = line.partition(":")
-        if sep and key.strip() in ("flags", "Features"):
-            return frozenset(value.split())
-    return frozenset()
-
-
-def cpu_model_name(cpuinfo_path: Path = Path("/proc/cpuinfo")) -> str:
-    try:
-        for line in cpuinfo_path.read_text(encoding="utf-8", errors="replace").splitlines():
-            key, sep, value = line.partition(":")
-            if sep and key.strip() == "model name":
-                return value.strip()
-    except OSError:
-        pass
-    return "unknown"
+        if sep and key.strip() in keys:
+            return value.strip()
+    return ""
 
 
 def parse_build_features(system_info: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ hallucination through).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -28,8 +29,10 @@ from graphs.rag.state import RagState
 from prompts import load_prompt
 
 
+@functools.lru_cache(maxsize=64)
 def judgement_schema(sentence_count: int) -> type[BaseModel]:
-    """The reply of one check: a required verdict for each of ``sentence_count`` sentences, in order."""
+    """The reply of one check: a required verdict for each of ``sentence_count`` sentences, in order
+    (built once per count: every answer of that length is checked against the same model class)."""
     verdicts: dict[str, Any] = {
         f"sentence_{i}": (JudgedSupport, Field(description=f"support of answer sentence {i}"))
         for i in range(1, sentence_count + 1)
