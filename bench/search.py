@@ -174,9 +174,9 @@ def build_synthetic(settings: Settings, size: int, corpus_path: Path, embedder: 
 def bench_synthetic(size: int, beir_dir: Path, queries: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ragpilot-bench-search-") as tmp:
         settings = load_settings(home=Path(tmp), qdrant={"collection": "synthetic"})
-        from tools.providers.embedder_local_e5 import LocalE5Embedder
+        from tools.providers.embedder_factory import get_local_e5_embedder
 
-        embedder = LocalE5Embedder(settings.embedder.num_threads)
+        embedder = get_local_e5_embedder(settings)
         build_seconds = build_synthetic(settings, size, beir_dir / "corpus.jsonl.gz", embedder)
         with KnowledgeBase.open(settings, embedder=embedder) as kb:
             result = measure(kb, queries, ["public"])

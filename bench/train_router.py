@@ -203,12 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="default: the classifier's models/router.json")
     args = parser.parse_args(argv)
 
+    from core.settings import load_settings
     from graphs.rag.classifier.local import FEATURE_NAMES, ROUTER_MODEL_PATH
-    from tools.providers.embedder_local_e5 import LocalE5Embedder
+    from tools.providers.embedder_factory import get_local_e5_embedder
 
     out = args.out or ROUTER_MODEL_PATH
     mixture = load_mixture(args.data)
-    embedder = LocalE5Embedder(num_threads=2)
+    embedder = get_local_e5_embedder(load_settings())
     started = time.perf_counter()
     features = {part: featurize(rows, embedder) for part, rows in mixture.items()}
     print(

@@ -18,14 +18,14 @@ from graphs.rag.resources import Resources
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker, build_knowledge_base
 from tests.graphs.scripts import ALL_FULLY, cite
 from tools.knowledge_base.knowledge_base import KnowledgeBase
-from tools.providers.embedder_local_e5 import LocalE5Embedder
+from tools.providers.embedder_factory import get_local_e5_embedder
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 
 
 @pytest.fixture(scope="module")
 def knowledge_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
-    embedder = LocalE5Embedder(num_threads=2)
+    embedder = get_local_e5_embedder(load_settings())
     kb = build_knowledge_base(load_settings(home=tmp_path_factory.mktemp("agent-kb")), embedder)
     yield kb
     kb.close()

@@ -15,19 +15,20 @@ from graphs.rag.graph import build_graph
 from graphs.rag.resources import Resources
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker, build_knowledge_base
 from tools.knowledge_base.knowledge_base import KnowledgeBase
-from tools.providers.embedder_local_e5 import LocalE5Embedder
+from tools.providers.embedder_base import Embedder
+from tools.providers.embedder_factory import get_local_e5_embedder
 from tools.rerank.base import Reranker
 from tools.web_search.base import WebSearch
 
 
 @pytest.fixture(scope="session")
-def embedder() -> LocalE5Embedder:
-    return LocalE5Embedder(num_threads=2)
+def embedder() -> Embedder:
+    return get_local_e5_embedder(load_settings())
 
 
 @pytest.fixture(scope="session")
 def knowledge_base(
-    tmp_path_factory: pytest.TempPathFactory, embedder: LocalE5Embedder
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
 ) -> Iterator[KnowledgeBase]:
     settings = load_settings(home=tmp_path_factory.mktemp("graph-kb"))
     kb = build_knowledge_base(settings, embedder)
@@ -39,7 +40,7 @@ GraphFactory = Callable[..., tuple[Any, Settings]]
 
 
 @pytest.fixture
-def make_graph(knowledge_base: KnowledgeBase, embedder: LocalE5Embedder, tmp_path: Path) -> GraphFactory:
+def make_graph(knowledge_base: KnowledgeBase, embedder: Embedder, tmp_path: Path) -> GraphFactory:
     """Build the real graph over the session knowledge base with a scripted LLM and reranker."""
 
     def make(

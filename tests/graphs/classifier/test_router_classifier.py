@@ -21,12 +21,12 @@ from graphs.rag.classifier.local import (
 )
 from tests.graphs.helpers import ScriptedChatModel
 from tools.providers.embedder_base import Embedder
-from tools.providers.embedder_local_e5 import LocalE5Embedder
+from tools.providers.embedder_factory import get_local_e5_embedder
 
 
 @pytest.fixture(scope="module")
 def router() -> FeatureComplexityClassifier:
-    return FeatureComplexityClassifier(embedder=LocalE5Embedder(num_threads=2))
+    return FeatureComplexityClassifier(embedder=get_local_e5_embedder(load_settings()))
 
 
 def test_shipped_weights_load_and_match_the_features():

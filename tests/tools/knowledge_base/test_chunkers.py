@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import ChunkingSettings, Settings
+from core.settings import ChunkingSettings, Settings, load_settings
 from tools.knowledge_base.chunkers.factory import chunk_document
 from tools.knowledge_base.loaders.factory import load_file
 from tools.knowledge_base.records import Block, Chunk, LoadedDocument
 from tools.knowledge_base.text_units import split_sentences
-from tools.providers.embedder_local_e5 import LocalE5Embedder
+from tools.providers.embedder_factory import get_local_e5_embedder
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "samples"
@@ -23,7 +23,7 @@ CountTokens = Callable[[str], int]
 
 @pytest.fixture(scope="module")
 def count_tokens() -> CountTokens:
-    return LocalE5Embedder(num_threads=1).count_tokens
+    return get_local_e5_embedder(load_settings()).count_tokens
 
 
 @pytest.fixture

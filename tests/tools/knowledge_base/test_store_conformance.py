@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 
 from core.errors import ConfigError, FilterError
+from core.settings import load_settings
 from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.sparse import SparseEncoder
 from tools.knowledge_base.store.base import VectorStore
 from tools.knowledge_base.store.edge import EdgeStore
 from tools.knowledge_base.store.filters import restrict_to_groups
 from tools.knowledge_base.store.server import ServerStore
-from tools.providers.embedder_local_e5 import LocalE5Embedder
+from tools.providers.embedder_base import Embedder
+from tools.providers.embedder_factory import get_local_e5_embedder
 
 ENCODER = SparseEncoder()
 BACKENDS = ["edge", "server-local"]
@@ -79,12 +81,12 @@ ACL = {"alpha": ["public"], "beta": ["finance"], "gamma": ["public", "hr"]}
 
 
 @pytest.fixture(scope="module")
-def embedder() -> LocalE5Embedder:
-    return LocalE5Embedder(num_threads=2)
+def embedder() -> Embedder:
+    return get_local_e5_embedder(load_settings())
 
 
 @pytest.fixture(scope="module")
-def vectors(embedder: LocalE5Embedder) -> dict[str, np.ndarray]:
+def vectors(embedder: Embedder) -> dict[str, np.ndarray]:
     """Real e5 vectors of every searchable corpus chunk, computed once for the module."""
     chunks = [c for doc in CORPUS.values() for c in doc]
     matrix = embedder.embed_passages([c.index_text() for c in chunks])
@@ -98,7 +100,7 @@ def open_backend(kind: str, tmp_path: Path) -> VectorStore:
 
 
 @pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path, embedder: LocalE5Embedder) -> Iterator[VectorStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[VectorStore]:
     backend = open_backend(request.param, tmp_path)
     backend.ensure_collection(embedder.dim, embedder.name)
     yield backend

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tools.providers.embedder_local_e5 import QUERY_CACHE_SIZE, LocalE5Embedder
+from tools.providers.embedder_local_e5 import LocalE5Embedder
 
 
 def test_query_vectors_are_normalised_and_close_to_their_passage() -> None:
@@ -24,7 +24,7 @@ def test_a_repeated_query_is_served_from_the_cache_as_an_independent_copy(monkey
     assert calls == [] and np.array_equal(first, again)
     again *= 0  # a caller scaling its vector does not change the cached one
     assert np.array_equal(embedder.embed_query("what is project falcon"), first)
-    for i in range(QUERY_CACHE_SIZE):
+    for i in range(embedder._queries.size):
         embedder.embed_query(f"query {i}")
     embedder.embed_query("what is project falcon")
     assert calls[-1] == "what is project falcon"  # the oldest entry was evicted

@@ -12,7 +12,7 @@ from core.settings import Settings, load_settings
 from tests.fakes.http_server import FakeResponse
 from tests.fakes.openai_server import FakeOpenAIServer, hashed_vector
 from tools.providers.embedder_factory import get_embedder
-from tools.providers.embedder_local_e5 import LocalE5Embedder
+from tools.providers.embedder_onnx_e5 import OnnxE5Embedder
 from tools.providers.embedder_openai import OpenAIEmbedder, estimate_tokens
 
 
@@ -146,7 +146,7 @@ def test_the_factory_caches_per_configuration():
     local_a = get_embedder(load_settings())
     local_b = get_embedder(load_settings())
 
-    assert isinstance(local_a, LocalE5Embedder) and local_a is local_b
+    assert isinstance(local_a, OnnxE5Embedder) and local_a is local_b
 
 
 def test_the_openai_embedder_is_cached_per_model(api):
