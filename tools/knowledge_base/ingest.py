@@ -6,7 +6,8 @@ One run:
    stored one is unchanged and costs nothing more (no chunking, no embedding).
 3. New and changed documents are chunked; their searchable chunks are embedded through the embedding
    cache in batches that span documents (the embedder is the bottleneck, and small documents would
-   otherwise leave batches half empty); each document is then upserted uncommitted and committed,
+   otherwise leave batches half empty), in a worker thread one group ahead, so chunking and writing
+   overlap with embedding; each document is then upserted uncommitted and committed, in input order,
    which makes the new version visible and deletes the old one.
 4. With ``prune``, documents whose file is gone, and records no longer in a re-ingested file, are removed.
 
@@ -24,7 +25,9 @@ import signal
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +45,9 @@ from tools.knowledge_base.records import Chunk, LoadedDocument
 from tools.knowledge_base.store.base import DocumentState
 
 logger = logging.getLogger(__name__)
+
+#: groups embedded ahead of the one being written: enough to keep the embedder busy, and no more
+EMBED_AHEAD_GROUPS = 1
 
 
 class SkippedInput(BaseModel):
@@ -198,10 +204,8 @@ def ingest(
 
             # Phase 2: chunk, embed in cross-document batches, upsert and commit one document at a time.
             bar.start_phase("indexing", total=len(pending), unit="docs")
-            for group in _batches_of_documents(pending, settings, kb, report, bar):
-                if stop.requested:
-                    break
-                _index_group(group, kb, settings, report, bar, stop)
+            groups = _batches_of_documents(pending, settings, kb, report, bar)
+            _index_pipelined(groups, kb, settings, report, bar, stop)
 
             if prune and not stop.requested:
                 report.removed += _prune(kb, stored, loaded_by_source)
@@ -299,7 +303,44 @@ def _batches_of_documents(
         yield group
 
 
-def _index_group(
+def _index_pipelined(
+    groups: Iterable[list[_PendingDocument]],
+    kb: KnowledgeBase,
+    settings: Settings,
+    report: IngestReport,
+    bar: _Progress,
+    stop: _StopFlag,
+) -> None:
+    """Embed each group in a worker thread while this one chunks the next group and writes the last.
+
+    The embedder's native code releases the GIL, so chunking, BM25 encoding and upserting overlap with
+    it instead of leaving its cores idle in between. At most ``EMBED_AHEAD_GROUPS`` groups wait embedded
+    or in flight, so memory stays bounded; documents are still written and committed in input order.
+    """
+    in_flight: deque[tuple[list[_PendingDocument], Future[None]]] = deque()
+    embedding = ThreadPoolExecutor(1, thread_name_prefix="ingest-embed")
+    try:
+        for group in groups:
+            if stop.requested:
+                break
+            in_flight.append((group, embedding.submit(_embed_group, group, kb, settings, report)))
+            while len(in_flight) > EMBED_AHEAD_GROUPS:
+                _write_group(_embedded(in_flight.popleft()), kb, settings, report, bar, stop)
+        while in_flight and not stop.requested:
+            _write_group(_embedded(in_flight.popleft()), kb, settings, report, bar, stop)
+    finally:
+        # An error or an interrupt: groups not yet written are dropped (they are simply not indexed
+        # and the next run picks them up); the one being embedded finishes first.
+        embedding.shutdown(wait=True, cancel_futures=True)
+
+
+def _embedded(entry: tuple[list[_PendingDocument], Future[None]]) -> list[_PendingDocument]:
+    group, future = entry
+    future.result()  # re-raises ProviderUnavailable or a store error from the worker
+    return group
+
+
+def _write_group(
     group: list[_PendingDocument],
     kb: KnowledgeBase,
     settings: Settings,
@@ -307,7 +348,6 @@ def _index_group(
     bar: _Progress,
     stop: _StopFlag,
 ) -> None:
-    _embed_group(group, kb, settings, report)
     for item in group:
         if stop.requested:
             return

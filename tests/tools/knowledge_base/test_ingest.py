@@ -10,12 +10,14 @@ import dataclasses
 import gzip
 import json
 import signal
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from core.errors import ProviderUnavailable
 from core.settings import Settings, load_settings
 from tools.knowledge_base.ingest import ingest
 from tools.knowledge_base.knowledge_base import KnowledgeBase
@@ -183,8 +185,13 @@ def test_prune_removes_documents_whose_files_are_gone(kb, settings, tmp_path):
 
 
 def test_a_record_id_of_another_files_document_never_replaces_it(kb, settings, tmp_path):
-    write_jsonl(tmp_path / "owner" / "policies.jsonl", [{"_id": "hr-policy-1", "title": "Pay", "text": "Raises are 3%."}])
-    write_jsonl(tmp_path / "intruder" / "upload.jsonl", [{"_id": "hr-policy-1", "title": "Pay", "text": "PWNED."}])
+    write_jsonl(
+        tmp_path / "owner" / "policies.jsonl",
+        [{"_id": "hr-policy-1", "title": "Pay", "text": "Raises are 3%."}],
+    )
+    write_jsonl(
+        tmp_path / "intruder" / "upload.jsonl", [{"_id": "hr-policy-1", "title": "Pay", "text": "PWNED."}]
+    )
     ingest([tmp_path / "owner"], settings, kb=kb, progress=False)
 
     report = ingest([tmp_path / "intruder"], settings, kb=kb, progress=False)
@@ -320,6 +327,114 @@ def test_ctrl_c_stops_between_documents_and_reports_what_was_done(kb, settings, 
     assert signal.getsignal(signal.SIGINT) is handler_before  # the handler is restored
     rerun = ingest([corpus], settings, kb=kb, progress=False)
     assert (rerun.added, rerun.unchanged, rerun.interrupted) == (4, 2, False)
+
+
+class EmbedderWaitingForTheNextGroup:
+    """The real embedder, whose first batch finishes only once the chunker has started on a later
+    document: it proves the next group is chunked while one is being embedded (or times out)."""
+
+    def __init__(self, embedder, documents_before_release: int) -> None:
+        self._embedder = embedder
+        self._chunked = 0
+        self._release_after = documents_before_release
+        self.released = threading.Event()
+        self.batches = 0
+        self.overlapped = False
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
+
+    def count_tokens(self, text: str) -> int:
+        return self._embedder.count_tokens(text)
+
+    def chunking_started(self) -> None:
+        self._chunked += 1
+        if self._chunked > self._release_after:
+            self.released.set()
+
+    def embed_passages(self, texts):
+        self.batches += 1
+        if self.batches == 1:
+            self.overlapped = self.released.wait(timeout=10)
+        return self._embedder.embed_passages(texts)
+
+
+def test_the_next_documents_are_chunked_while_a_batch_is_embedded(kb, settings, tmp_path, monkeypatch):
+    import tools.knowledge_base.ingest as ingest_module
+
+    docs = tmp_path / "docs"
+    for i in range(4):
+        write_jsonl(
+            docs / f"part{i}.jsonl",
+            [
+                {
+                    "_id": f"p{i}",
+                    "title": f"Part {i}",
+                    "text": f"Unique text {i} of {settings.qdrant.collection}.",
+                }
+            ],
+        )
+    small_batches = settings.model_copy(
+        update={"ingest": settings.ingest.model_copy(update={"embed_batch_size": 1})}
+    )
+    slow = EmbedderWaitingForTheNextGroup(kb.embedder, documents_before_release=1)
+    chunk_document = ingest_module.chunk_document
+
+    def counting_chunk_document(document, chunking, count_tokens):
+        slow.chunking_started()
+        return chunk_document(document, chunking, count_tokens)
+
+    monkeypatch.setattr(ingest_module, "chunk_document", counting_chunk_document)
+    report = ingest([docs], small_batches, kb=dataclasses.replace(kb, embedder=slow), progress=False)
+
+    assert slow.batches == 4  # fresh texts (unique to this collection): every document was embedded
+    assert slow.overlapped and report.added == 4 and not report.skipped
+    assert len(kb.store.documents()) == 4
+
+
+class EmbedderGoingDown:
+    def __init__(self, embedder, working_batches: int) -> None:
+        self._embedder = embedder
+        self._left = working_batches
+
+    def __getattr__(self, name: str):
+        return getattr(self._embedder, name)
+
+    def embed_passages(self, texts):
+        if self._left == 0:
+            raise ProviderUnavailable("embedder", "the endpoint went away")
+        self._left -= 1
+        return self._embedder.embed_passages(texts)
+
+
+def test_an_embedder_going_down_mid_run_stops_it_and_keeps_what_was_committed(kb, settings, tmp_path):
+    docs = tmp_path / "docs"
+    for i in range(5):
+        write_jsonl(
+            docs / f"part{i}.jsonl",
+            [
+                {
+                    "_id": f"d{i}",
+                    "title": f"Doc {i}",
+                    "text": f"Another text {i} of {settings.qdrant.collection}.",
+                }
+            ],
+        )
+    small_batches = settings.model_copy(
+        update={"ingest": settings.ingest.model_copy(update={"embed_batch_size": 1})}
+    )
+
+    with pytest.raises(ProviderUnavailable, match="went away"):
+        ingest(
+            [docs],
+            small_batches,
+            kb=dataclasses.replace(kb, embedder=EmbedderGoingDown(kb.embedder, 2)),
+            progress=False,
+        )
+    assert len(kb.store.documents()) == 2
+    assert all_points(kb.store) == kb.store.count()  # nothing half-written
+    rerun = ingest([docs], small_batches, kb=kb, progress=False)
+    assert (rerun.added, rerun.unchanged) == (3, 2)
 
 
 # ------------------------------------------------------------------------------------------- bad input
