@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from core.errors import ModelAssetError
 from core.settings import Settings
@@ -25,11 +26,14 @@ def get_embedder(settings: Settings) -> Embedder:
     Raises ConfigError for an incomplete OpenAI configuration (key, ``embedder.dim``) and
     ModelAssetError when the local model package is missing.
     """
-    key = _cache_key(settings)
+    return _cached(_cache_key(settings), lambda: _build(settings))
+
+
+def _cached(key: tuple[object, ...], build: Callable[[], Embedder]) -> Embedder:
     with _CACHE_LOCK:
         embedder = _CACHE.get(key)
         if embedder is None:
-            embedder = _build(settings)
+            embedder = build()
             _CACHE[key] = embedder
     return embedder
 
@@ -52,13 +56,7 @@ def _cache_key(settings: Settings) -> tuple[object, ...]:
 def get_local_e5_embedder(settings: Settings) -> Embedder:
     """The process's local multilingual-e5 embedder, whatever ``embedder.provider`` says: the router and
     the offline reranker were trained on e5 vectors and use them beside an OpenAI-embedded index too."""
-    key = _local_key(settings)
-    with _CACHE_LOCK:
-        embedder = _CACHE.get(key)
-        if embedder is None:
-            embedder = _build_local(settings)
-            _CACHE[key] = embedder
-    return embedder
+    return _cached(_local_key(settings), lambda: _build_local(settings))
 
 
 def _local_key(settings: Settings) -> tuple[object, ...]:

@@ -329,6 +329,19 @@ def test_ctrl_c_stops_between_documents_and_reports_what_was_done(kb, settings, 
     assert (rerun.added, rerun.unchanged, rerun.interrupted) == (4, 2, False)
 
 
+def one_record_files(folder: Path, n: int, settings: Settings) -> Path:
+    """``n`` JSONL files of one record each, with texts unique to this test's collection (so the shared
+    embedding cache cannot serve them and every one is really embedded)."""
+    for i in range(n):
+        record = {"_id": f"r{i}", "title": f"Part {i}", "text": f"Text {i} of {settings.qdrant.collection}."}
+        write_jsonl(folder / f"part{i}.jsonl", [record])
+    return folder
+
+
+def one_text_per_batch(settings: Settings) -> Settings:
+    return settings.model_copy(update={"ingest": settings.ingest.model_copy(update={"embed_batch_size": 1})})
+
+
 class EmbedderWaitingForTheNextGroup:
     """The real embedder, whose first batch finishes only once the chunker has started on a later
     document: it proves the next group is chunked while one is being embedded (or times out)."""
@@ -362,21 +375,8 @@ class EmbedderWaitingForTheNextGroup:
 def test_the_next_documents_are_chunked_while_a_batch_is_embedded(kb, settings, tmp_path, monkeypatch):
     import tools.knowledge_base.ingest as ingest_module
 
-    docs = tmp_path / "docs"
-    for i in range(4):
-        write_jsonl(
-            docs / f"part{i}.jsonl",
-            [
-                {
-                    "_id": f"p{i}",
-                    "title": f"Part {i}",
-                    "text": f"Unique text {i} of {settings.qdrant.collection}.",
-                }
-            ],
-        )
-    small_batches = settings.model_copy(
-        update={"ingest": settings.ingest.model_copy(update={"embed_batch_size": 1})}
-    )
+    docs = one_record_files(tmp_path / "docs", 4, settings)
+    small_batches = one_text_per_batch(settings)
     slow = EmbedderWaitingForTheNextGroup(kb.embedder, documents_before_release=1)
     chunk_document = ingest_module.chunk_document
 
@@ -408,21 +408,8 @@ class EmbedderGoingDown:
 
 
 def test_an_embedder_going_down_mid_run_stops_it_and_keeps_what_was_committed(kb, settings, tmp_path):
-    docs = tmp_path / "docs"
-    for i in range(5):
-        write_jsonl(
-            docs / f"part{i}.jsonl",
-            [
-                {
-                    "_id": f"d{i}",
-                    "title": f"Doc {i}",
-                    "text": f"Another text {i} of {settings.qdrant.collection}.",
-                }
-            ],
-        )
-    small_batches = settings.model_copy(
-        update={"ingest": settings.ingest.model_copy(update={"embed_batch_size": 1})}
-    )
+    docs = one_record_files(tmp_path / "docs", 5, settings)
+    small_batches = one_text_per_batch(settings)
 
     with pytest.raises(ProviderUnavailable, match="went away"):
         ingest(
