@@ -2,8 +2,9 @@
 
 One run:
 1. ``purge_uncommitted()``: whatever an interrupted earlier run left half-written is removed.
-2. Every candidate file is loaded; a document whose content hash and chunking settings match the
-   stored one is unchanged and costs nothing more (no chunking, no embedding).
+2. Candidate files are loaded one at a time, as the pipeline needs more documents (so reading
+   overlaps embedding and memory holds only the files in flight); a document whose content hash and
+   chunking settings match the stored one is unchanged and costs nothing more (no chunking, no embedding).
 3. New and changed documents are chunked; their searchable chunks are embedded through the embedding
    cache in batches that span documents (the embedder is the bottleneck, and small documents would
    otherwise leave batches half empty), in a worker thread one group ahead, so chunking and writing
@@ -99,10 +100,19 @@ def ingest_signature(document: LoadedDocument, chunking: ChunkingSettings) -> st
 
 
 @dataclass
+class _FileTally:
+    """How many of one file's documents are still to be written, for the progress bar's file count."""
+
+    left: int = 0
+    loaded: bool = False  # every document of the file has been handed to the pipeline
+
+
+@dataclass
 class _PendingDocument:
     document: LoadedDocument
     chunks: list[Chunk]
     change: Literal["added", "updated"]
+    tally: _FileTally
     searchable: list[int] = field(default_factory=list)  # indexes of chunks that get vectors
     vectors: np.ndarray | None = None  # one row per searchable chunk, once embedded
 
@@ -158,52 +168,14 @@ def ingest(
             report.recovered_points = kb.store.purge_uncommitted()
             stored = kb.store.documents()
 
-            # Phase 1: load every file; keep only documents that need (re)indexing.
+            # Files are read one at a time as the pipeline asks for documents (reading overlaps
+            # embedding, and only the documents of the files in flight are held); documents that need
+            # (re)indexing are chunked, embedded in cross-document batches, upserted and committed.
             files = _candidate_files(paths, report)
             report.files = len(files)
-            pending: list[_PendingDocument] = []
             loaded_by_source: dict[str, set[str]] = {}
-            seen: dict[str, str] = {}
-            bar.start_phase("reading ", total=len(files), unit="files")
-            for path in files:
-                if stop.requested:
-                    break
-                source = path.absolute().as_posix()
-                try:
-                    documents = load_file(path, settings, acl=acl, warnings=report.warnings)
-                except IngestError as exc:
-                    report.skipped.append(SkippedInput(source=exc.source, reason=exc.reason))
-                    bar.advance()
-                    continue
-                loaded_by_source[source] = {d.doc_id for d in documents}
-                for document in documents:
-                    if document.doc_id in seen:
-                        report.skipped.append(
-                            SkippedInput(
-                                source=document.source,
-                                reason=f"duplicate doc_id {document.doc_id!r} (first read from {seen[document.doc_id]})",
-                            )
-                        )
-                        continue
-                    seen[document.doc_id] = document.source
-                    if _owned_elsewhere(document, stored.get(document.doc_id)):
-                        report.skipped.append(
-                            SkippedInput(
-                                source=document.source,
-                                reason=f"doc_id {document.doc_id!r} belongs to another file of this knowledge "
-                                "base; a document is replaced only from the file that created it (not replaced)",
-                            )
-                        )
-                        continue
-                    change = _change_of(document, stored.get(document.doc_id), settings.chunking)
-                    if change == "unchanged":
-                        report.unchanged += 1
-                    else:
-                        pending.append(_PendingDocument(document=document, chunks=[], change=change))
-                bar.advance()
-
-            # Phase 2: chunk, embed in cross-document batches, upsert and commit one document at a time.
-            bar.start_phase("indexing", total=len(pending), unit="docs")
+            bar.start_phase("indexing", total=len(files), unit="files")
+            pending = _pending_documents(files, settings, acl, stored, report, loaded_by_source, bar, stop)
             groups = _batches_of_documents(pending, settings, kb, report, bar)
             _index_pipelined(groups, kb, settings, report, bar, stop)
 
@@ -221,6 +193,68 @@ def ingest(
                 kb.close()
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _pending_documents(
+    files: Sequence[Path],
+    settings: Settings,
+    acl: list[str] | None,
+    stored: dict[str, DocumentState],
+    report: IngestReport,
+    loaded_by_source: dict[str, set[str]],
+    bar: _Progress,
+    stop: _StopFlag,
+) -> Iterator[_PendingDocument]:
+    """Load each file when the pipeline needs more documents; yield those that need (re)indexing."""
+    seen: dict[str, str] = {}
+    for path in files:
+        if stop.requested:
+            return
+        source = path.absolute().as_posix()
+        try:
+            documents = load_file(path, settings, acl=acl, warnings=report.warnings)
+        except IngestError as exc:
+            report.skipped.append(SkippedInput(source=exc.source, reason=exc.reason))
+            bar.advance()
+            continue
+        loaded_by_source[source] = {d.doc_id for d in documents}
+        tally = _FileTally()
+        for document in documents:
+            if document.doc_id in seen:
+                report.skipped.append(
+                    SkippedInput(
+                        source=document.source,
+                        reason=f"duplicate doc_id {document.doc_id!r} (first read from {seen[document.doc_id]})",
+                    )
+                )
+                continue
+            seen[document.doc_id] = document.source
+            if _owned_elsewhere(document, stored.get(document.doc_id)):
+                report.skipped.append(
+                    SkippedInput(
+                        source=document.source,
+                        reason=f"doc_id {document.doc_id!r} belongs to another file of this knowledge "
+                        "base; a document is replaced only from the file that created it (not replaced)",
+                    )
+                )
+                continue
+            change = _change_of(document, stored.get(document.doc_id), settings.chunking)
+            if change == "unchanged":
+                report.unchanged += 1
+            else:
+                tally.left += 1
+                yield _PendingDocument(document=document, chunks=[], change=change, tally=tally)
+        tally.loaded = True
+        if tally.left == 0:
+            bar.advance()  # nothing of this file needs indexing (or all of it is already done)
+
+
+def _finished(item: _PendingDocument, bar: _Progress, chunks: int = 0) -> None:
+    """One pending document is written or skipped; its file's step completes with its last document."""
+    bar.advance(chunks=chunks, documents=1, steps=0)
+    item.tally.left -= 1
+    if item.tally.left == 0 and item.tally.loaded:
+        bar.advance()
 
 
 def _candidate_files(paths: Sequence[Path | str], report: IngestReport) -> list[Path]:
@@ -291,7 +325,7 @@ def _batches_of_documents(
                     source=item.document.source, reason=f"chunking failed ({type(exc).__name__}: {exc})"
                 )
             )
-            bar.advance()
+            _finished(item, bar)
             continue
         item.searchable = [i for i, c in enumerate(item.chunks) if c.searchable]
         group.append(item)
@@ -352,7 +386,7 @@ def _write_group(
         if stop.requested:
             return
         if item.vectors is None:
-            bar.advance()  # its embedding failed and it was reported as skipped
+            _finished(item, bar)  # its embedding failed and it was reported as skipped
             continue
         dense = np.zeros((len(item.chunks), kb.embedder.dim), np.float32)
         dense[item.searchable] = item.vectors
@@ -367,7 +401,7 @@ def _write_group(
             report.added += 1
         else:
             report.updated += 1
-        bar.advance(chunks=len(item.chunks))
+        _finished(item, bar, chunks=len(item.chunks))
 
 
 def _embed_group(
@@ -413,13 +447,14 @@ def _prune(kb: KnowledgeBase, stored: dict[str, DocumentState], loaded_by_source
 
 
 class _Progress:
-    """A rich progress bar on stderr (documents, chunks, chunks/s, ETA), or nothing."""
+    """A rich progress bar on stderr (files, documents written, chunks, chunks/s, ETA), or nothing."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         self._progress: Any = None
         self._task: Any = None
         self._chunks = 0
+        self._documents = 0
         self._phase_started = time.perf_counter()
 
     def __enter__(self) -> _Progress:
@@ -439,7 +474,8 @@ class _Progress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn(
-                    "{task.fields[unit]} · {task.fields[chunks]} chunks · {task.fields[rate]} chunks/s"
+                    "{task.fields[unit]} · {task.fields[docs]} docs · {task.fields[chunks]} chunks · "
+                    "{task.fields[rate]} chunks/s"
                 ),
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
@@ -459,18 +495,20 @@ class _Progress:
             return
         if self._task is not None:
             self._progress.update(self._task, visible=False)
-        self._chunks = 0
+        self._chunks = self._documents = 0
         self._phase_started = time.perf_counter()
-        self._task = self._progress.add_task(description, total=total, unit=unit, chunks=0, rate="-")
+        self._task = self._progress.add_task(description, total=total, unit=unit, docs=0, chunks=0, rate="-")
 
-    def advance(self, chunks: int = 0) -> None:
+    def advance(self, chunks: int = 0, documents: int = 0, steps: int = 1) -> None:
         if self._progress is None or self._task is None:
             return
         self._chunks += chunks
+        self._documents += documents
         elapsed = max(time.perf_counter() - self._phase_started, 1e-6)
         self._progress.update(
             self._task,
-            advance=1,
+            advance=steps,
             chunks=self._chunks,
+            docs=self._documents,
             rate=f"{self._chunks / elapsed:.1f}" if self._chunks else "-",
         )

@@ -392,6 +392,47 @@ def test_the_next_documents_are_chunked_while_a_batch_is_embedded(kb, settings, 
     assert len(kb.store.documents()) == 4
 
 
+class CommitLog:
+    """The real store, logging each commit into ``events``."""
+
+    def __init__(self, store: VectorStore, events: list[str]) -> None:
+        self._store = store
+        self._events = events
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def commit_document(self, doc_id: str, doc_version: str) -> None:
+        self._store.commit_document(doc_id, doc_version)
+        self._events.append(f"commit {doc_id}")
+
+
+def test_files_are_read_as_the_pipeline_needs_them_not_all_up_front(kb, settings, tmp_path, monkeypatch):
+    import tools.knowledge_base.ingest as ingest_module
+
+    docs = one_record_files(tmp_path / "docs", 6, settings)
+    events: list[str] = []
+    load_file = ingest_module.load_file
+
+    def logged_load_file(path, *args, **kwargs):
+        events.append(f"read {path.name}")
+        return load_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(ingest_module, "load_file", logged_load_file)
+    report = ingest(
+        [docs],
+        one_text_per_batch(settings),
+        kb=dataclasses.replace(kb, store=CommitLog(kb.store, events)),
+        progress=False,
+    )
+
+    assert report.added == 6 and report.files == 6
+    assert events.index("commit r0") < events.index(
+        "read part5.jsonl"
+    )  # the first is in before the last is read
+    assert [e for e in events if e.startswith("commit")] == [f"commit r{i}" for i in range(6)]  # input order
+
+
 class EmbedderGoingDown:
     def __init__(self, embedder, working_batches: int) -> None:
         self._embedder = embedder
@@ -489,8 +530,9 @@ def test_the_progress_bar_goes_to_stderr_and_nothing_to_stdout(settings, tmp_pat
         ingest([corpus / "beta.md", corpus / "corpus.jsonl"], settings, kb=kb, progress=True)
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "indexing" in captured.err  # the finished "reading" phase is hidden
-    assert "4/4 docs" in captured.err and "chunks/s" in captured.err
+    assert "indexing" in captured.err
+    # files read (a step each), documents written (a big JSONL file still shows its progress), chunks
+    assert "2/2 files · 4 docs" in captured.err and "chunks/s" in captured.err
 
 
 class RejectsMarkedText:
