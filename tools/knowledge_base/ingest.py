@@ -345,7 +345,7 @@ def _index_pipelined(
     bar: _Progress,
     stop: _StopFlag,
 ) -> None:
-    """Embed each group in a worker thread while this one chunks the next group and writes the last.
+    """Embed each group in a worker thread while this one reads and chunks the next and writes the last.
 
     The embedder's native code releases the GIL, so chunking, BM25 encoding and upserting overlap with
     it instead of leaving its cores idle in between. At most ``EMBED_AHEAD_GROUPS`` groups wait embedded
@@ -353,25 +353,25 @@ def _index_pipelined(
     """
     in_flight: deque[tuple[list[_PendingDocument], Future[None]]] = deque()
     embedding = ThreadPoolExecutor(1, thread_name_prefix="ingest-embed")
+
+    def write_oldest() -> None:
+        group, future = in_flight.popleft()
+        future.result()  # re-raises ProviderUnavailable or a store error from the worker
+        _write_group(group, kb, settings, report, bar, stop)
+
     try:
         for group in groups:
             if stop.requested:
                 break
             in_flight.append((group, embedding.submit(_embed_group, group, kb, settings, report)))
             while len(in_flight) > EMBED_AHEAD_GROUPS:
-                _write_group(_embedded(in_flight.popleft()), kb, settings, report, bar, stop)
+                write_oldest()
         while in_flight and not stop.requested:
-            _write_group(_embedded(in_flight.popleft()), kb, settings, report, bar, stop)
+            write_oldest()
     finally:
         # An error or an interrupt: groups not yet written are dropped (they are simply not indexed
         # and the next run picks them up); the one being embedded finishes first.
         embedding.shutdown(wait=True, cancel_futures=True)
-
-
-def _embedded(entry: tuple[list[_PendingDocument], Future[None]]) -> list[_PendingDocument]:
-    group, future = entry
-    future.result()  # re-raises ProviderUnavailable or a store error from the worker
-    return group
 
 
 def _write_group(
