@@ -154,6 +154,7 @@ def answer_from_state(
     return Answer(
         question=state.get("question", ""),
         answer=state.get("answer", ""),
+        short_answer=state.get("short_answer") or "",
         citations=[Citation.model_validate(c) for c in state.get("citations") or []],
         route=state.get("route"),
         route_confidence=state.get("route_confidence"),

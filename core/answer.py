@@ -40,7 +40,12 @@ class Answer(BaseModel):
     """Everything a caller needs to show, cite and explain one answer."""
 
     question: str
-    answer: str
+    answer: str = Field(description="the checked, cited sentences (or the refusal text)")
+    short_answer: str = Field(
+        "",
+        description="the entity, number, date, yes/no or short phrase asked for, when the kept "
+        "sentences or the passages they cite state it; empty for refusals and direct replies",
+    )
     citations: list[Citation] = Field(default_factory=list)
     route: Route | None = None
     route_confidence: float | None = None
@@ -61,3 +66,9 @@ class Answer(BaseModel):
     run_id: str
     thread_id: str | None = None
     standalone_question: str | None = None
+
+    def shown_text(self) -> str:
+        """What a reader sees first: the short answer on its own line, then the cited sentences."""
+        if self.short_answer and self.short_answer.strip() != self.answer.strip():
+            return f"{self.short_answer}\n{self.answer}".strip()
+        return self.answer.strip()

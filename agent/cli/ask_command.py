@@ -13,8 +13,10 @@ from core.errors import ConfigError, FilterError, RagpilotError
 
 
 def format_answer(answer: Answer) -> str:
-    """The answer text, then its numbered sources (title, location, page or URL)."""
-    lines = [answer.answer.strip()]
+    """The short answer on its own line, the cited sentences, then the numbered sources (title,
+    location, page or URL)."""
+    lines = [answer.short_answer, ""] if answer.short_answer else []
+    lines.append(answer.answer.strip())
     if answer.citations:
         lines += ["", "Sources:"]
         for citation in answer.citations:

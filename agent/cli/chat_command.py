@@ -1,7 +1,8 @@
 """``ragpilot chat [--thread ID]``: an interactive chat that streams answers token by token.
 
 While the graph works, the current step is shown (a spinner on a terminal, a line of step names
-otherwise); the answer is printed as the model writes it, then its numbered sources. If the support
+otherwise); the answer is printed as the model writes it, then the short answer once the support check
+has backed it ("→ 25 days"), then its numbered sources. If the support
 checks change the answer after it was streamed (a regeneration, or unsupported sentences removed),
 the checked answer is printed again. Commands: ``/new`` (start a new thread), ``/threads`` (list
 threads), ``/exit``.
@@ -31,9 +32,10 @@ STEP_LABELS = {
     "retrieve": "searching",
     "grade_retrieval": "grading passages",
     "refine_passages": "keeping relevant sentences",
-    "web_fallback": "searching the web",
-    "expand": "expanding context",
-    "generate": "writing",
+    "web_search": "searching the web",
+    "expand_context": "expanding context",
+    "generate_answer": "writing",
+    "regenerate_answer": "rewriting",
     "check_support": "checking support",
 }
 
@@ -96,6 +98,8 @@ def answer_turn(agent: Any, console: Console, question: str, thread_id: str, gro
         if streamed:
             console.print("[yellow]checked answer:[/]")
         console.out(answer.answer, highlight=False)
+    if answer.short_answer:
+        console.print(f"[bold]→ {escape(answer.short_answer)}[/]", highlight=False)
     print_sources(console, answer)
     return answer
 

@@ -14,14 +14,14 @@ answer is scored as the empty string.
   articles a/an/the, collapse whitespace; tokens are the remaining words. Chinese (mixed segmentation,
   as in MLQA / CMRC): lower-case, drop ASCII and CJK punctuation and whitespace; every CJK character is
   one token and every run of latin letters/digits is one token.
-- **em**: normalised answer == normalised gold (max over the gold aliases), SQuAD's EM.
-- **f1**: token-overlap F1 (bag of tokens) between the whole answer and the gold, max over aliases.
-  The local model answers in full sentences, so EM is near zero and F1 is bounded by precision; both
-  are reported for comparability with extractive readers, not as the headline.
-- **f1_best_sentence**: the F1 of the answer's best single sentence (answers often add a second
-  sentence of context that F1 penalises).
+- **em**: normalised short answer == normalised gold (max over the gold aliases), SQuAD's EM. The
+  short answer is ``Answer.short_answer``; an answer without one is scored on its sentences instead.
+- **f1**: token-overlap F1 (bag of tokens) between the short answer (as for em) and the gold, max over
+  aliases: SQuAD's F1.
+- **f1_full_text**: the same F1 over everything shown (short answer and sentences), as runs before the
+  short answer scored; **f1_best_sentence**: the F1 of its best single sentence.
 - **contained** ("answer contained" / "match", the accuracy of RGB and of Self-RAG's PopQA/TriviaQA
-  evaluation): every gold group is found in the answer: for English as a contiguous run of normalised
+  evaluation): every gold group is found in the text shown (short answer and sentences): for English as a contiguous run of normalised
   tokens (so "no" does not match "not"), for Chinese as a substring of the normalised text. RGB
   answers with several required parts count only when all are present (RGB's rule).
 - **supporting_recall@k** (HotpotQA): the share of the gold supporting-fact titles among the first
@@ -198,6 +198,7 @@ class QuestionResult(BaseModel):
     kind: str | None = None
     gold: list[list[str]]
     answer: str = ""
+    short_answer: str = ""
     route: str | None = None
     refused: bool = False
     refusal_reason: str | None = None
@@ -205,6 +206,7 @@ class QuestionResult(BaseModel):
     em: float = 0.0
     f1: float = 0.0
     f1_best_sentence: float = 0.0
+    f1_full_text: float = 0.0
     contained: bool = False
     supporting_recall: float | None = None
     cited_recall: float | None = None
@@ -315,7 +317,8 @@ def score_answer(
     example: QAExample, answer: Any, steps: Sequence[dict[str, Any]], recall_k: int
 ) -> QuestionResult:
     """Score one agent ``Answer`` (with the run's step entries) against the example's gold."""
-    text = "" if answer.refused else strip_citations(answer.answer)
+    full_text = "" if answer.refused else strip_citations(answer.shown_text())
+    short = "" if answer.refused else strip_citations(answer.short_answer or answer.answer)
     golds = reference_answers(example.answers)
     language = example.language
     result = QuestionResult(
@@ -325,14 +328,16 @@ def score_answer(
         kind=example.kind,
         gold=example.answers,
         answer=answer.answer,
+        short_answer=answer.short_answer,
         route=answer.route,
         refused=answer.refused,
         refusal_reason=answer.refusal_reason if answer.refused else None,
         crag_action=answer.crag_action,
-        em=exact_match(text, golds, language),
-        f1=round(token_f1(text, golds, language), 4),
-        f1_best_sentence=round(best_sentence_f1(text, golds, language), 4) if text else 0.0,
-        contained=bool(text) and answer_contained(text, example.answers, language),
+        em=exact_match(short, golds, language),
+        f1=round(token_f1(short, golds, language), 4),
+        f1_best_sentence=round(best_sentence_f1(full_text, golds, language), 4) if full_text else 0.0,
+        f1_full_text=round(token_f1(full_text, golds, language), 4),
+        contained=bool(full_text) and answer_contained(full_text, example.answers, language),
         support_verdicts=dict(Counter(v.verdict for v in answer.support)),
         llm_calls=answer.llm_calls,
         total_ms=answer.total_ms,
@@ -358,6 +363,8 @@ def summarize(
         "em": mean([r.em for r in results]),
         "f1": mean([r.f1 for r in results]),
         "f1_best_sentence": mean([r.f1_best_sentence for r in results]),
+        "f1_full_text": mean([r.f1_full_text for r in results]),
+        "short_answer_share": mean([float(bool(r.short_answer)) for r in results]),
         "contained": mean([float(r.contained) for r in results]),
         "refusal_rate": mean([float(r.refused) for r in results]),
     }

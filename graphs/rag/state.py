@@ -74,6 +74,7 @@ class RagOutput(TypedDict, total=False):
     question: str
     standalone_question: str
     answer: str
+    short_answer: str
     citations: list[dict[str, Any]]
     refused: bool
     refusal_reason: str | None
@@ -147,8 +148,10 @@ class RagState(TypedDict, total=False):
     generator_refused: Annotated[bool, PerTurn(False, on_retrieval=True)]
     strict_generation: Annotated[bool, PerTurn(False, on_retrieval=True)]
     support: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # SupportVerdict dicts
+    proposed_short_answer: Annotated[str, PerTurn("", on_retrieval=True)]  # the judge's, before backing
     answers_question: Annotated[bool | None, PerTurn(None, on_retrieval=True)]
     answer: Annotated[str, PerTurn("")]
+    short_answer: Annotated[str, PerTurn("")]  # the fact asked for, backed by the kept sentences
     citations: Annotated[list[dict[str, Any]], PerTurn([])]  # Citation.model_dump()
     refused: Annotated[bool, PerTurn(False)]
     refusal_reason: Annotated[str | None, PerTurn(None)]

@@ -48,9 +48,10 @@ def cite_any(*pairs: tuple[str, str]) -> Callable[[list[BaseMessage]], str]:
     return reply
 
 
-def support(*verdicts: str, useful: bool = True) -> Callable[[list[BaseMessage]], str]:
+def support(*verdicts: str, useful: bool = True, short: str = "") -> Callable[[list[BaseMessage]], str]:
     """A judge's reply: these verdicts for the first sentences, the last one repeated for any others
-    (the real judge's schema requires one verdict per numbered sentence of the prompt)."""
+    (the real judge's schema requires one verdict per numbered sentence of the prompt), and ``short``
+    as the proposed short answer."""
 
     def reply(messages: list[BaseMessage]) -> str:
         prompt = str(messages[-1].content)
@@ -58,7 +59,7 @@ def support(*verdicts: str, useful: bool = True) -> Callable[[list[BaseMessage]]
         count = max(len(re.findall(r"^\d+\. ", numbered, flags=re.MULTILINE)), 1)
         chosen = [verdicts[min(i, len(verdicts) - 1)] for i in range(count)]
         body: dict[str, object] = {f"sentence_{i}": v for i, v in enumerate(chosen, 1)}
-        return json.dumps(body | {"answers_question": useful})
+        return json.dumps(body | {"answers_question": useful, "short_answer": short})
 
     return reply
 

@@ -42,6 +42,7 @@ def test_cli_ask_json_answers_the_sample_question_with_a_citation(samples_home: 
     assert result.exit_code == 0, result.output
     answer = json.loads(result.output.strip().splitlines()[-1])
     assert "25" in answer["answer"] and not answer["refused"]
+    assert "25" in answer["short_answer"] and len(answer["short_answer"].split()) <= 4
     assert any(c["source"].endswith("handbook.md") for c in answer["citations"])
     assert answer["llm_calls"] <= 2 and answer["route"] == "single"
     assert answer["timings"]["generate_answer"] > 0

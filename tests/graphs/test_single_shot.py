@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import ALL_FULLY, cite, nodes_run, run_turn, step
+from tests.graphs.scripts import ALL_FULLY, cite, nodes_run, run_turn, step, support
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 
@@ -87,3 +87,36 @@ def test_acl_groups_from_the_run_config_are_the_searchs_identity(make_graph, rer
     # read is checked on a knowledge base with per-group chunks in tests/tools/test_search.py.
     assert decision["groups"] == ["finance-only", "public"]
     assert decision["hits"]
+
+
+def test_the_short_answer_comes_from_the_judge_and_is_kept_when_the_answer_states_it(
+    make_graph, reranker
+) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of paid annual leave per year.", "25 days"),
+            "check_support": support("fully", short="25 days."),
+        }
+    )
+    graph, _ = make_graph(llm, reranker=reranker)
+    state = run_turn(graph, QUESTION, route="single")
+    assert state["short_answer"] == "25 days"
+    assert step(state, "check_support")["short_answer"] == "25 days"
+    assert llm.prompts_called() == ["generate_answer", "check_support"]  # no extra call for it
+
+
+def test_a_short_answer_only_a_removed_sentence_stated_is_not_shown(make_graph, reranker) -> None:
+    two_sentences = cite(
+        "Employees get 25 days of paid annual leave per year. Managers get 40 days.", "25 days"
+    )
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": two_sentences,
+            "generate_answer_strict": two_sentences,
+            "check_support": support("fully", "not", short="40 days"),
+        }
+    )
+    graph, _ = make_graph(llm, reranker=reranker)
+    state = run_turn(graph, QUESTION, route="single")
+    assert "40" not in state["answer"] and state["short_answer"] == ""
+    assert step(state, "finalize_answer")["short_answer_dropped"] is True

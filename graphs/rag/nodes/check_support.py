@@ -1,4 +1,4 @@
-"""Self-RAG's IsSup and IsUse in ONE structured LLM call.
+"""Self-RAG's IsSup and IsUse in ONE structured LLM call, which also proposes the short answer.
 
 Each answer sentence is judged against the passages the answer cites (fully / partially / not
 supported), and the answer as a whole is judged on whether it answers the question. The reply's schema
@@ -23,6 +23,7 @@ from core.vocabulary import JudgedSupport
 from graphs.rag.nodes._citations import answer_sentences
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
+from graphs.rag.nodes._short_answer import clean_short_answer
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -38,6 +39,11 @@ def judgement_schema(sentence_count: int) -> type[BaseModel]:
         for i in range(1, sentence_count + 1)
     }
     verdicts["answers_question"] = (bool, Field(description="the answer addresses the question asked"))
+    # No maxLength: OpenAI's strict schemas reject it; finalize_answer drops an over-long one.
+    verdicts["short_answer"] = (
+        str,
+        Field(description="the few words of the answer that answer the question; empty if none"),
+    )
     return create_model(f"SupportJudgement{sentence_count}", **verdicts)
 
 
@@ -79,6 +85,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         return {
             "support": [v.model_dump() for v in verdicts],
             "answers_question": None,
+            "proposed_short_answer": "",
             "decision": {"error": error, "fallback": "sentences left unchecked", **counters},
         }
     given = judgement.model_dump()
@@ -86,15 +93,18 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         verdict.verdict = given[f"sentence_{i}"]
     mark_uncited_unsupported(verdicts)
     answers_question = bool(given["answers_question"])
+    short_answer = clean_short_answer(given["short_answer"]) if answers_question else ""
     return {
         "support": [v.model_dump() for v in verdicts],
         "answers_question": answers_question,
+        "proposed_short_answer": short_answer,
         "decision": {
             "verdicts": [
                 {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
                 for v in verdicts
             ],
             "answers_question": answers_question,
+            "short_answer": short_answer,
             **counters,
         },
     }

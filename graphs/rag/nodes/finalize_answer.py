@@ -1,4 +1,5 @@
-"""The answer as delivered: unsupported sentences removed (after the retry bound), citations resolved."""
+"""The answer as delivered: unsupported sentences removed (after the retry bound), citations resolved,
+the short answer kept when what remains backs it."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from langchain_core.runnables import RunnableConfig
 
 from core.answer import Citation
 from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences
+from graphs.rag.nodes._short_answer import backed_short_answer
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
+from tools.knowledge_base.sparse import tokenize
 
 
 def citations_for(answer: str, context: list[ContextPassage]) -> list[dict[str, Any]]:
@@ -55,15 +58,23 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
     else:
         kept = [s.text for s in answer_sentences(draft)]
     answer = join_sentences(kept)
-    citations = citations_for(answer, list(state.get("context") or []))
+    context = list(state.get("context") or [])
+    citations = citations_for(answer, context)
+    cited = {c["n"] for c in citations}
+    evidence = [answer] + [p["text"] for p in context if p["n"] in cited] if answer else []
+    proposed = state.get("proposed_short_answer") or ""
+    short_answer = backed_short_answer(proposed, evidence, tokenize)
     flagged = [v["sentence"][:160] for v in support if v["verdict"] in ("partially", "unchecked")]
     return {
         "answer": answer,
+        "short_answer": short_answer,
         "citations": citations,
         "support": support,
         "messages": [AIMessage(answer)],
         "route_request": None,
         "decision": {
+            "short_answer": short_answer,
+            "short_answer_dropped": bool(proposed) and not short_answer,
             "sentences_removed": sum(1 for v in support if v["removed"]),
             "sentences_flagged": flagged,
             "citations": [c["n"] for c in citations],

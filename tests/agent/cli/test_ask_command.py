@@ -1,4 +1,5 @@
-"""``ragpilot ask``: a hosted LLM that stays down is one error line on stderr and the last JSON trace line."""
+"""``ragpilot ask``: the short answer first; a hosted LLM that stays down is one error line on stderr and the
+last JSON trace line."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 from typer.testing import CliRunner
 
 from agent.cli import app
+from agent.cli.ask_command import format_answer
+from core.answer import Answer, Citation
 from tests.fakes.openai_server import FakeOpenAIServer
 
 
@@ -27,3 +30,16 @@ def test_a_failing_hosted_llm_ends_the_json_trace_with_its_error(ragpilot_home):
     error = lines[-1]
     assert error["type"] == "error" and "500" in error["error"] and error["after_step"] == "route_question"
     assert "error:" in result.stderr
+
+
+def test_the_printed_answer_starts_with_the_short_answer_then_the_cited_sentences():
+    answer = Answer(
+        question="How many days of annual leave do employees get?",
+        answer="Every employee gets 25 days of paid annual leave per year [1].",
+        short_answer="25 days",
+        citations=[Citation(n=1, chunk_id="h::c0", doc_id="h", source="samples/handbook.md", title="Handbook")],
+        run_id="r",
+    )
+    lines = format_answer(answer).splitlines()
+    assert lines[:3] == ["25 days", "", "Every employee gets 25 days of paid annual leave per year [1]."]
+    assert "  [1] Handbook — samples/handbook.md" in lines

@@ -129,6 +129,21 @@ def test_score_answer_scores_text_recall_and_citations():
     assert result.support_verdicts == {"fully": 1}
 
 
+def test_em_and_f1_score_the_short_answer_and_containment_everything_shown():
+    answer = Answer(
+        question="Were A and B both American?",
+        answer="Both were born in the United States [1].",
+        short_answer="Yes",
+        citations=[Citation(n=1, chunk_id="c1", doc_id="d1", title="A")],
+        run_id="r",
+    )
+    result = score_answer(_example(), answer, [], recall_k=10)
+    assert result.em == 1.0 and result.f1 == 1.0 and result.contained
+    assert result.short_answer == "Yes"
+    # everything shown: "yes both were born in united states" (7 tokens) vs "yes": F1 2/8
+    assert result.f1_full_text == pytest.approx(0.25)
+
+
 def test_a_refused_answer_scores_zero_even_if_it_repeats_the_question():
     answer = Answer(
         question="q",

@@ -1,0 +1,60 @@
+"""The short answer: the few words of a checked answer that answer the question ("25 days", "Levi's
+Stadium", "yes"), kept only when the sentences left after IsSup, or the passages they cite, state it.
+
+The support judge proposes it in the same call that judges the sentences (``check_support``): reading
+a short span out of a finished sentence suits the small local model, where asking the generator for an
+"Answer:" line first did not (it wrote whole sentences there, and copied the prompt's example). A short
+answer nothing kept backs is dropped rather than shown: it would be the one unchecked part.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+_CITATION = re.compile(r"\s*[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】]")
+_TRAILING = "。.！!；;，,：: \t"
+SHORT_ANSWER_MAX_CHARS = 120
+BACKED_SHARE = 0.75  # of the short answer's words found in the evidence; its numbers must all be
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_YES_NO = frozenset({"yes", "no", "是", "否", "不是", "对", "不对", "是的", "不"})
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def clean_short_answer(text: str) -> str:
+    """Without citation markers, quotes, markdown emphasis and closing punctuation."""
+    text = _CITATION.sub("", text).strip()
+    previous = None
+    while text != previous:  # '**"x".**' peels in turns
+        previous = text
+        text = text.strip().strip("*`\"“”'‘’").rstrip(_TRAILING)
+    return text.strip()
+
+
+def is_yes_no(short: str) -> bool:
+    return short.lower().rstrip(_TRAILING) in _YES_NO or short.lower().startswith(("yes,", "no,"))
+
+
+def backed_short_answer(short: str, evidence: Iterable[str], tokenize: Callable[[str], list[str]]) -> str:
+    """``short`` (cleaned) when ``evidence`` (the kept sentences and the passages they cite) states it,
+    else ``""``: every number in it appears there, and at least ``BACKED_SHARE`` of its words (of its
+    characters, for Chinese). Yes/no stands on the sentences after it: kept whenever any evidence is."""
+    short = clean_short_answer(short)
+    evidence = [e for e in evidence if e.strip()]
+    if not short or len(short) > SHORT_ANSWER_MAX_CHARS or not evidence:
+        return ""
+    if is_yes_no(short):
+        return short
+    pool = " ".join(evidence)
+    if any(number not in pool for number in _NUMBER.findall(short)):
+        return ""
+    if _CJK.search(short):
+        wanted = [c for c in short if c.isalnum()]
+        present = sum(1 for c in wanted if c in pool)
+    else:
+        wanted = list(set(tokenize(short)))
+        if not wanted:  # stop words only ("the one"): judged as text
+            return short if short.lower() in pool.lower() else ""
+        pool_words = set(tokenize(pool))
+        present = sum(1 for w in wanted if w in pool_words)
+    return short if wanted and present >= BACKED_SHARE * len(wanted) else ""

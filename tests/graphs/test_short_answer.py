@@ -1,0 +1,52 @@
+"""The short answer is shown only when what is left of the checked answer states it."""
+
+from __future__ import annotations
+
+from graphs.rag.nodes._short_answer import backed_short_answer, clean_short_answer
+from tools.knowledge_base.sparse import tokenize
+
+SENTENCE = "Every employee gets 25 days of paid annual leave per calendar year [1]."
+PASSAGE = "Every employee gets 25 days of paid annual leave per calendar year. Up to 5 days carry over."
+
+
+def backed(short: str, *evidence: str) -> str:
+    return backed_short_answer(short, list(evidence), tokenize)
+
+
+def test_a_short_answer_the_kept_sentence_states_is_kept_cleaned() -> None:
+    assert backed('"25 days." [1]', SENTENCE, PASSAGE) == "25 days"
+
+
+def test_a_number_that_nothing_kept_states_drops_the_short_answer() -> None:
+    assert backed("30 days", SENTENCE, PASSAGE) == ""
+
+
+def test_words_from_a_removed_sentence_drop_the_short_answer() -> None:
+    assert backed("Marseille harbour", SENTENCE, PASSAGE) == ""
+
+
+def test_the_same_words_in_another_form_still_count() -> None:
+    assert backed("the annual leave day", SENTENCE) == "the annual leave day"
+
+
+def test_a_chinese_short_answer_is_checked_by_its_characters() -> None:
+    sentence = "HX-200 的额定载重为 200 公斤 [1]。"
+    assert backed("200 公斤", sentence) == "200 公斤"
+    assert backed("300 公斤", sentence) == ""
+    assert backed("茅以升", sentence) == ""
+
+
+def test_yes_or_no_stands_on_the_sentences_after_it() -> None:
+    assert backed("Yes", "The Cestida are planktonic [1].") == "Yes"
+    assert backed("是", "栉水母是浮游动物 [1]。") == "是"
+
+
+def test_no_evidence_or_an_overlong_span_gives_no_short_answer() -> None:
+    assert backed("25 days") == ""
+    assert backed("25 days " * 30, SENTENCE) == ""
+    assert backed("", SENTENCE) == ""
+
+
+def test_cleaning_keeps_the_words_and_drops_markers_and_closing_punctuation() -> None:
+    assert clean_short_answer("**Levi's Stadium**. [2][3]") == "Levi's Stadium"
+    assert clean_short_answer("1031万人。") == "1031万人"
