@@ -34,6 +34,9 @@ class SupportVerdict(BaseModel):
         description="fully / partially / not supported; 'unchecked' when no judgement could be made"
     )
     removed: bool = Field(False, description="dropped from the answer because it stayed unsupported")
+    trimmed: bool = Field(
+        False, description="left out of the answer: other sentences state the short answer, this one does not"
+    )
 
 
 class Answer(BaseModel):

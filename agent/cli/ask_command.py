@@ -24,7 +24,8 @@ def format_answer(answer: Answer) -> str:
             page = f", p.{citation.page}" if citation.page is not None else ""
             title = citation.title or citation.doc_id
             lines.append(f"  [{citation.n}] {title} — {where}{page}")
-    flagged = [v for v in answer.support if v.verdict in ("partially", "unchecked") and not v.removed]
+    shown = [v for v in answer.support if not v.removed and not v.trimmed]
+    flagged = [v for v in shown if v.verdict in ("partially", "unchecked")]
     removed = [v for v in answer.support if v.removed]
     if removed:
         lines += ["", f"({len(removed)} unsupported sentence(s) removed from the answer)"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphs.rag.nodes._short_answer import backed_short_answer, clean_short_answer
+from graphs.rag.nodes._short_answer import backed_short_answer, clean_short_answer, sentences_stating
 from tools.knowledge_base.sparse import tokenize
 
 SENTENCE = "Every employee gets 25 days of paid annual leave per calendar year [1]."
@@ -50,3 +50,15 @@ def test_no_evidence_or_an_overlong_span_gives_no_short_answer() -> None:
 def test_cleaning_keeps_the_words_and_drops_markers_and_closing_punctuation() -> None:
     assert clean_short_answer("**Levi's Stadium**. [2][3]") == "Levi's Stadium"
     assert clean_short_answer("1031万人。") == "1031万人"
+
+
+def test_only_the_sentences_that_state_the_short_answer_are_needed() -> None:
+    padded = [SENTENCE, "Up to 5 unused days can be carried over [1].", "Requests need notice [1]."]
+    assert sentences_stating("25 days", padded, tokenize) == [SENTENCE]
+
+
+def test_an_answer_spread_over_sentences_or_a_yes_no_keeps_them_all() -> None:
+    spread = ["Ann founded the firm [1].", "Bob joined her as co-founder [2]."]
+    assert sentences_stating("Ann and Bob", spread, tokenize) == spread
+    assert sentences_stating("yes", spread, tokenize) == spread
+    assert sentences_stating("", spread, tokenize) == spread

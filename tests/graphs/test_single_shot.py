@@ -120,3 +120,16 @@ def test_a_short_answer_only_a_removed_sentence_stated_is_not_shown(make_graph, 
     state = run_turn(graph, QUESTION, route="single")
     assert "40" not in state["answer"] and state["short_answer"] == ""
     assert step(state, "finalize_answer")["short_answer_dropped"] is True
+
+
+def test_sentences_that_do_not_state_the_short_answer_are_trimmed_not_shown(make_graph, reranker) -> None:
+    padded = cite(
+        "Employees get 25 days of paid annual leave per year. Leave requests need two weeks of notice.",
+        "25 days",
+    )
+    llm = ScriptedChatModel(replies={"generate_answer": padded, "check_support": support("fully", short="25 days")})
+    graph, _ = make_graph(llm, reranker=reranker)
+    state = run_turn(graph, QUESTION, route="single")
+    assert "25 days" in state["answer"] and "notice" not in state["answer"]
+    assert [v["trimmed"] for v in state["support"]] == [False, True]
+    assert step(state, "finalize_answer")["sentences_trimmed"] == 1

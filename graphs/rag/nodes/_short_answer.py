@@ -58,3 +58,13 @@ def backed_short_answer(short: str, evidence: Iterable[str], tokenize: Callable[
         pool_words = set(tokenize(pool))
         present = sum(1 for w in wanted if w in pool_words)
     return short if wanted and present >= BACKED_SHARE * len(wanted) else ""
+
+
+def sentences_stating(short: str, sentences: list[str], tokenize: Callable[[str], list[str]]) -> list[str]:
+    """The sentences the answer needs: those that state ``short`` on their own, when some do and it is
+    not a yes/no (a small model pads a fact with the rest of its passage); otherwise all of them (an
+    answer spread over several sentences, or none to go by)."""
+    if not short or is_yes_no(short):
+        return sentences
+    stating = [s for s in sentences if backed_short_answer(short, [s], tokenize)]
+    return stating or sentences

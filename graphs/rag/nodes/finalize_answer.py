@@ -1,5 +1,5 @@
-"""The answer as delivered: unsupported sentences removed (after the retry bound), citations resolved,
-the short answer kept when what remains backs it."""
+"""The answer as delivered: unsupported sentences removed (after the retry bound), the short answer kept
+when what remains backs it, padding trimmed to the sentences that state it, citations resolved."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 
 from core.answer import Citation
 from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences
-from graphs.rag.nodes._short_answer import backed_short_answer
+from graphs.rag.nodes._short_answer import backed_short_answer, sentences_stating
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
@@ -57,13 +57,16 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         kept = [v["sentence"] for v in support if not v["removed"]]
     else:
         kept = [s.text for s in answer_sentences(draft)]
-    answer = join_sentences(kept)
     context = list(state.get("context") or [])
-    citations = citations_for(answer, context)
-    cited = {c["n"] for c in citations}
-    evidence = [answer] + [p["text"] for p in context if p["n"] in cited] if answer else []
+    cited = set(cited_numbers(join_sentences(kept)))
+    evidence = kept + [p["text"] for p in context if p["n"] in cited] if kept else []
     proposed = state.get("proposed_short_answer") or ""
     short_answer = backed_short_answer(proposed, evidence, tokenize)
+    needed = sentences_stating(short_answer, kept, tokenize)
+    for verdict in support:
+        verdict["trimmed"] = not verdict["removed"] and verdict["sentence"] not in needed
+    answer = join_sentences(needed)
+    citations = citations_for(answer, context)
     flagged = [v["sentence"][:160] for v in support if v["verdict"] in ("partially", "unchecked")]
     return {
         "answer": answer,
@@ -76,6 +79,7 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
             "short_answer": short_answer,
             "short_answer_dropped": bool(proposed) and not short_answer,
             "sentences_removed": sum(1 for v in support if v["removed"]),
+            "sentences_trimmed": sum(1 for v in support if v["trimmed"]),
             "sentences_flagged": flagged,
             "citations": [c["n"] for c in citations],
         },
