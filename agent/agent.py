@@ -20,7 +20,7 @@ from agent.run_loop import RunEvent, run_to_answer, stream_answer
 from agent.tracing.recorder import TraceSink
 from core.answer import Answer, Citation, SupportVerdict
 from core.errors import ConfigError
-from core.settings import Settings, load_settings
+from core.settings import QuestionBudget, Settings, load_settings
 from core.vocabulary import ROUTE_REQUESTS
 from graphs.rag.checkpointer import open_checkpointer
 from graphs.rag.graph import build_graph
@@ -79,9 +79,12 @@ class Agent:
         thread_id: str | None = None,
         groups: Sequence[str] | None = None,
         route: str | None = None,
+        budget: QuestionBudget | None = None,
         run_id: str | None = None,
     ) -> tuple[dict[str, Any], RunnableConfig]:
-        """The graph input and run config for one turn (run with ``graph_for(thread_id)``)."""
+        """The graph input and run config for one turn (run with ``graph_for(thread_id)``). ``budget``
+        replaces the limits it sets in ``settings.graph.budget`` for this turn (the HTTP API narrows it to
+        the server's own first: ``QuestionBudget.tightened_by``)."""
         if route is not None and route not in ROUTE_REQUESTS:
             raise ConfigError(f"route must be one of {', '.join(ROUTE_REQUESTS)}, got {route!r}")
         if groups is not None and (
@@ -91,6 +94,10 @@ class Agent:
         configurable: dict[str, Any] = {"user_groups": list(groups or self.settings.user_groups)}
         if thread_id:
             configurable["thread_id"] = thread_id
+        if budget is not None:
+            configurable["budget"] = self.settings.graph.budget.model_copy(
+                update=budget.model_dump(exclude_unset=True)
+            )
         config: RunnableConfig = {
             "configurable": configurable,
             "run_id": uuid.UUID(hex=run_id) if run_id else uuid.uuid4(),
@@ -106,6 +113,7 @@ class Agent:
         thread_id: str | None = None,
         groups: Sequence[str] | None = None,
         route: str | None = None,
+        budget: QuestionBudget | None = None,
         run_id: str | None = None,
         sinks: Iterable[TraceSink] = (),
         tokens: bool = True,
@@ -117,7 +125,7 @@ class Agent:
         """
         return stream_answer(
             self, question, thread_id=thread_id, groups=list(groups) if groups is not None else None,
-            route=route, run_id=run_id, sinks=sinks, tokens=tokens,
+            route=route, budget=budget, run_id=run_id, sinks=sinks, tokens=tokens,
         )  # fmt: skip
 
     def ask(
@@ -126,14 +134,17 @@ class Agent:
         thread_id: str | None = None,
         groups: Sequence[str] | None = None,
         route: str | None = None,
+        budget: QuestionBudget | None = None,
     ) -> Answer:
         """Answer ``question`` (continuing ``thread_id`` when given) as the caller ``groups``.
 
-        ``route`` forces direct / single / iterative instead of the classifier ("auto"). Traced and
-        compacted like every run (see ``stream``)."""
+        ``route`` forces direct / single / iterative instead of the classifier ("auto"); ``budget`` sets
+        this question's limits (seconds, LLM calls, tokens), past which the answer comes back partial.
+        Traced and compacted like every run (see ``stream``)."""
         return run_to_answer(
-            self, question, thread_id=thread_id, groups=list(groups) if groups is not None else None, route=route
-        )
+            self, question, thread_id=thread_id, groups=list(groups) if groups is not None else None,
+            route=route, budget=budget,
+        )  # fmt: skip
 
     def answer_from_state(
         self, state: dict[str, Any], *, run_id: str, total_ms: float = 0.0, thread_id: str | None = None
@@ -162,6 +173,8 @@ def answer_from_state(
         crag_action=state.get("crag_action"),
         refused=bool(state.get("refused")),
         refusal_reason=state.get("refusal_reason"),
+        partial=bool(state.get("budget_exhausted")) and not state.get("refused"),
+        budget_exhausted=state.get("budget_exhausted"),
         support=[SupportVerdict.model_validate(v) for v in state.get("support") or []],
         answers_question=state.get("answers_question"),
         queries=list(state.get("queries_issued") or []),

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from agent.tracing.events import GraphTopology, StepEvent
 from agent.tracing.recorder import TraceRecorder, TraceSink
 from core.answer import Answer
+from core.settings import QuestionBudget
 
 if TYPE_CHECKING:
     from agent.agent import Agent
@@ -88,6 +89,7 @@ def stream_answer(
     thread_id: str | None = None,
     groups: list[str] | None = None,
     route: str | None = None,
+    budget: QuestionBudget | None = None,
     run_id: str | None = None,
     sinks: Iterable[TraceSink] = (),
     store_trace: bool = True,
@@ -103,7 +105,7 @@ def stream_answer(
     settings = agent.settings
     graph = agent.graph_for(thread_id)  # checkpointed for a thread, stateless otherwise
     graph_input, config = agent.run_request(
-        question, thread_id=thread_id, groups=groups, route=route, run_id=run_id
+        question, thread_id=thread_id, groups=groups, route=route, budget=budget, run_id=run_id
     )
     modes: list[StreamMode] = ["updates", "values"]
     if tokens:

@@ -58,6 +58,10 @@ class Answer(BaseModel):
     )
     refused: bool = False
     refusal_reason: str | None = None
+    partial: bool = Field(
+        False, description="the question's budget ran out: this is the answer as far as it got"
+    )
+    budget_exhausted: str | None = Field(None, description='the limit reached, e.g. "llm_calls: 20 of 20"')
     support: list[SupportVerdict] = Field(default_factory=list)
     answers_question: bool | None = Field(None, description="Self-RAG IsUse; None when not judged")
     queries: list[str] = Field(default_factory=list, description="every search query issued for this answer")

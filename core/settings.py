@@ -160,6 +160,32 @@ class QdrantSettings(BaseModel):
     timeout_s: float = Field(10.0, gt=0)
 
 
+class QuestionBudget(BaseModel):
+    """The most one question may spend: wall-clock seconds, LLM calls and LLM tokens (input + output).
+
+    Checked before every step that would do more work; once a limit is reached the graph stops there
+    and returns the answer it has, flagged partial, or a refusal. A step under way finishes first, so a
+    run can overrun by one step (one LLM call, itself bounded by ``llm.max_tokens`` and the provider's
+    timeout). ``None`` means no limit of that kind.
+    """
+
+    model_config = {"extra": "forbid"}
+
+    seconds: float | None = Field(180.0, gt=0, le=86_400)
+    llm_calls: int | None = Field(20, ge=1, le=1000)
+    llm_tokens: int | None = Field(None, ge=1, le=10_000_000)
+
+    def tightened_by(self, request: QuestionBudget | None) -> QuestionBudget:
+        """Each limit of ``request`` where it is tighter than this one (a server's ceiling)."""
+        if request is None:
+            return self
+        merged = {}
+        for name in type(self).model_fields:
+            mine, theirs = getattr(self, name), getattr(request, name)
+            merged[name] = theirs if mine is None else mine if theirs is None else min(mine, theirs)
+        return QuestionBudget(**merged)
+
+
 class GraphSettings(BaseModel):
     """Bounds of every loop in the agent graph, and its thresholds (issue 4)."""
 
@@ -184,6 +210,9 @@ class GraphSettings(BaseModel):
         "below crag_lower (the second entity of a comparison question scores lower than the first)",
     )
     multi_queries: int = Field(3, ge=2, le=5)
+    budget: QuestionBudget = Field(
+        default_factory=QuestionBudget, description="per question; a request may set its own"
+    )
     direct_min_confidence: float = Field(
         0.6, ge=0.0, le=1.0, description="a 'direct' route below this classifier confidence retrieves instead"
     )

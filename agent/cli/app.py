@@ -15,6 +15,7 @@ from core.vocabulary import ROUTE_REQUESTS
 RouteOption = StrEnum("RouteOption", [(route, route) for route in ROUTE_REQUESTS])  # type: ignore[misc]
 AUTO_ROUTE = RouteOption("auto")
 
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """End a command with one line on stderr, ``error: <message>``, and exit code ``code``."""
     typer.echo(f"error: {message}", err=True)

@@ -6,10 +6,12 @@ import json
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from agent.cli.app import AUTO_ROUTE, RouteOption, app, fail
 from core.answer import Answer
 from core.errors import ConfigError, FilterError, RagpilotError
+from core.settings import QuestionBudget
 
 
 def format_answer(answer: Answer) -> str:
@@ -31,7 +33,29 @@ def format_answer(answer: Answer) -> str:
         lines += ["", f"({len(removed)} unsupported sentence(s) removed from the answer)"]
     if flagged:
         lines += ["", f"(not fully verified against the sources: {len(flagged)} sentence(s))"]
+    if answer.budget_exhausted:
+        what = "partial answer" if answer.partial else "stopped"
+        lines += ["", f"({what}: the question's budget ran out — {answer.budget_exhausted})"]
     return "\n".join(lines)
+
+
+def question_budget(
+    seconds: float | None, llm_calls: int | None, llm_tokens: int | None
+) -> QuestionBudget | None:
+    """The limits given on the command line (the others stay as in settings); ConfigError when invalid."""
+    given = {
+        name: value
+        for name, value in (("seconds", seconds), ("llm_calls", llm_calls), ("llm_tokens", llm_tokens))
+        if value is not None
+    }
+    if not given:
+        return None
+    try:
+        return QuestionBudget(**given)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        option = "--max-" + str(problem["loc"][0]).replace("_", "-")
+        raise ConfigError(f"{option}: {problem['msg']}") from exc
 
 
 @app.command("ask")
@@ -53,18 +77,29 @@ def ask_command(
         bool,
         typer.Option("--trace", help="print each step live as a tree (with --json: one JSON line per step)"),
     ] = False,
+    max_seconds: Annotated[
+        float | None, typer.Option("--max-seconds", help="this question's time budget (default graph.budget)")
+    ] = None,
+    max_llm_calls: Annotated[
+        int | None, typer.Option("--max-llm-calls", help="this question's LLM-call budget")
+    ] = None,
+    max_llm_tokens: Annotated[
+        int | None, typer.Option("--max-llm-tokens", help="this question's LLM-token budget (input + output)")
+    ] = None,
 ) -> None:
     """Answer a question from the knowledge base, citing numbered sources."""
     from agent.agent import Agent
 
     agent = None
     try:
+        budget = question_budget(max_seconds, max_llm_calls, max_llm_tokens)
         agent = Agent()
         from agent.run_loop import ask_traced  # the run is stored under traces_dir for `ragpilot trace`
 
         answer = ask_traced(
-            agent, question, trace=trace, as_json=as_json, thread_id=thread, groups=groups, route=route.value
-        )
+            agent, question, trace=trace, as_json=as_json, thread_id=thread, groups=groups, route=route.value,
+            budget=budget,
+        )  # fmt: skip
     except RagpilotError as exc:
         fail(str(exc), 2 if isinstance(exc, ConfigError | FilterError) else 1)
     finally:

@@ -45,7 +45,11 @@ def eval_retrieval(
     top_k: Annotated[int, typer.Option("--top-k", min=1, max=1000, help="chunks retrieved per query")] = 100,
     limit_queries: Annotated[int | None, typer.Option("--limit-queries", min=1)] = None,
     home: Annotated[
-        Path | None, typer.Option("--home", help="data directory of the evaluation index (and its embedding cache); default <data dir>/bench")
+        Path | None,
+        typer.Option(
+            "--home",
+            help="data directory of the evaluation index (and its embedding cache); default <data dir>/bench",
+        ),
     ] = None,
     rrf_k: Annotated[int | None, typer.Option("--rrf-k", min=1)] = None,
     dense_weight: Annotated[float | None, typer.Option("--dense-weight", min=0.0)] = None,
@@ -163,7 +167,11 @@ def eval_qa(
         int, typer.Option("--recall-k", min=1, max=100, help="k of supporting recall@k")
     ] = 10,
     home: Annotated[
-        Path | None, typer.Option("--home", help="data directory of the evaluation indexes (and embedding cache); default <data dir>/bench")
+        Path | None,
+        typer.Option(
+            "--home",
+            help="data directory of the evaluation indexes (and embedding cache); default <data dir>/bench",
+        ),
     ] = None,
     per_question: Annotated[
         bool, typer.Option("--per-question", help="include every question's answer and scores in --json")
@@ -224,7 +232,8 @@ def eval_fusion_sweep(
     top_k: Annotated[int, typer.Option("--top-k", min=1, max=1000)] = 100,
     limit_queries: Annotated[int | None, typer.Option("--limit-queries", min=1)] = None,
     home: Annotated[
-        Path | None, typer.Option("--home", help="data directory of the evaluation index; default <data dir>/bench")
+        Path | None,
+        typer.Option("--home", help="data directory of the evaluation index; default <data dir>/bench"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:

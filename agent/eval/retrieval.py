@@ -32,9 +32,13 @@ from tools.knowledge_base.records import Hit
 from tools.search import SearchRequest, encode_queries, search_encoded
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "precision@5")
+
+
 def default_bench_home() -> Path:
     """Evaluation indexes live in the data directory (``<home>/bench``), not in the working directory."""
     return load_settings().home / "bench"
+
+
 EVAL_CHUNK_TOKENS = 4096  # one chunk per BEIR document (see the module docstring)
 RerankChoice = Literal["none", "auto", "offline", "cohere", "cross_encoder"]
 

@@ -190,6 +190,7 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
                     thread_id=stored_thread_id(who, public_id),
                     groups=who.groups,
                     route=body.route,
+                    budget=settings.graph.budget.tightened_by(body.budget),
                 )
         except ServerBusy:
             raise _busy() from None
@@ -216,6 +217,7 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
                     thread_id=stored_thread_id(who, public_id),
                     groups=who.groups,
                     route=body.route,
+                    budget=settings.graph.budget.tightened_by(body.budget),
                 ):
                     if isinstance(event, StepUpdate):
                         listening = emit({"event": "step", "data": event.step.model_dump_json()})
@@ -232,8 +234,15 @@ def create_app(settings: Settings, agent: Any | None = None) -> FastAPI:
                     error = _http_error(exc)
                 else:
                     logger.exception("run failed while streaming")
-                    error = HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")
-                emit({"event": "error", "data": json.dumps({"status": error.status_code, "detail": error.detail})})
+                    error = HTTPException(
+                        status.HTTP_500_INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}"
+                    )
+                emit(
+                    {
+                        "event": "error",
+                        "data": json.dumps({"status": error.status_code, "detail": error.detail}),
+                    }
+                )
 
         try:
             stream = DetachedRun(holder, run)

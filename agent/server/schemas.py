@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from core.settings import QuestionBudget
 from core.vocabulary import RouteRequest
 
 THREAD_ID_PATTERN = r"^[A-Za-z0-9_\-]{1,64}$"
@@ -21,6 +22,11 @@ class AskRequest(BaseModel):
         None, pattern=THREAD_ID_PATTERN, description="continue this thread; a new one is started when absent"
     )
     route: RouteRequest = "auto"
+    budget: QuestionBudget | None = Field(
+        None,
+        description="this question's limits (seconds, llm_calls, llm_tokens); each is capped at the "
+        "server's own graph.budget, which also applies to limits left out",
+    )
 
     @field_validator("question")
     @classmethod

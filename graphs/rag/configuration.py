@@ -12,8 +12,10 @@ from typing import Any, get_args
 
 from langchain_core.runnables import RunnableConfig
 
+from pydantic import ValidationError
+
 from core.errors import ConfigError
-from core.settings import GraphSettings, Settings
+from core.settings import GraphSettings, QuestionBudget, Settings
 
 QueryTransform = str
 
@@ -22,10 +24,12 @@ QueryTransform = str
 class RagConfiguration:
     user_groups: tuple[str, ...]
     query_transform: QueryTransform
+    budget: QuestionBudget
 
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None, settings: Settings) -> RagConfiguration:
-        """Read ``configurable.user_groups`` and ``configurable.query_transform``; ConfigError when invalid."""
+        """Read ``configurable.user_groups``, ``.query_transform`` and ``.budget`` (a ``QuestionBudget``
+        or its dict; default ``settings.graph.budget``); ConfigError when invalid."""
         configurable: dict[str, Any] = dict((config or {}).get("configurable") or {})
         groups = configurable.get("user_groups", settings.user_groups)
         if isinstance(groups, str) or not isinstance(groups, list | tuple):
@@ -38,4 +42,12 @@ class RagConfiguration:
             raise ConfigError(
                 f"configurable.query_transform must be one of {', '.join(allowed)}, got {transform!r}"
             )
-        return cls(user_groups=tuple(groups), query_transform=transform)
+        budget = configurable.get("budget") or settings.graph.budget
+        if not isinstance(budget, QuestionBudget):
+            try:
+                budget = QuestionBudget.model_validate(budget)
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                where = ".".join(str(part) for part in problem["loc"])
+                raise ConfigError(f"configurable.budget.{where}: {problem['msg']}") from exc
+        return cls(user_groups=tuple(groups), query_transform=transform, budget=budget)

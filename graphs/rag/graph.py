@@ -9,6 +9,8 @@ start_turn → [contextualize] → route_question
 expand_context → refine_passages → generate_answer → check_support (IsSup + IsUse)
   unsupported → regenerate_answer → check_support; not useful → usefulness_retry → retrieve
   → finalize_answer | refuse
+Every conditional edge goes to stop_on_budget instead once the question's budget is spent
+  → finalize_answer (the draft so far, flagged partial) | refuse
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from graphs.rag.nodes.retrieve import retrieve
 from graphs.rag.nodes.reuse_or_retrieve import reuse_or_retrieve
 from graphs.rag.nodes.route_question import route_question
 from graphs.rag.nodes.start_turn import start_turn
+from graphs.rag.nodes.stop_on_budget import stop_on_budget
 from graphs.rag.nodes.transform_query import transform_query
 from graphs.rag.nodes.usefulness_retry import usefulness_retry
 from graphs.rag.nodes.web_search import web_search
@@ -65,6 +68,7 @@ NODES = {
         check_support,
         usefulness_retry,
         generate_direct,
+        stop_on_budget,
         finalize_answer,
         refuse,
     )
@@ -85,46 +89,47 @@ def build_graph(
     for name, node in NODES.items():
         builder.add_node(name, partial(node, resources=resources))
 
+    def branch(source: str, edge: Any, destinations: list[str]) -> None:
+        """A conditional edge that also stops the turn once its budget is spent."""
+        builder.add_conditional_edges(source, routing.within_budget(edge), [*destinations, "stop_on_budget"])
+
     builder.add_edge(START, "start_turn")
-    builder.add_conditional_edges("start_turn", routing.after_start, ["contextualize", "route_question"])
+    branch("start_turn", routing.after_start, ["contextualize", "route_question"])
     builder.add_edge("contextualize", "route_question")
-    builder.add_conditional_edges(
+    branch(
         "route_question",
         routing.after_route,
         ["generate_direct", "reuse_or_retrieve", "transform_query", "retrieve"],
     )
-    builder.add_conditional_edges(
-        "reuse_or_retrieve", routing.after_reuse, ["generate_answer", "transform_query", "retrieve"]
-    )
+    branch("reuse_or_retrieve", routing.after_reuse, ["generate_answer", "transform_query", "retrieve"])
     builder.add_edge("transform_query", "retrieve")
-    builder.add_conditional_edges(
+    branch(
         "retrieve",
         partial(routing.after_retrieve, bounds=bounds),
         ["grade_retrieval", "ircot_reason", "expand_context"],
     )
-    builder.add_conditional_edges("ircot_reason", routing.after_ircot, ["retrieve", "expand_context"])
-    builder.add_conditional_edges(
-        "grade_retrieval", routing.after_grade, ["expand_context", "web_search", "crag_retry", "refuse"]
-    )
-    builder.add_conditional_edges(
+    branch("ircot_reason", routing.after_ircot, ["retrieve", "expand_context"])
+    branch("grade_retrieval", routing.after_grade, ["expand_context", "web_search", "crag_retry", "refuse"])
+    branch(
         "web_search", partial(routing.after_web, bounds=bounds), ["expand_context", "crag_retry", "refuse"]
     )
     builder.add_edge("crag_retry", "retrieve")
     builder.add_edge("expand_context", "refine_passages")
-    builder.add_conditional_edges("refine_passages", routing.after_refine, ["generate_answer", "refuse"])
+    branch("refine_passages", routing.after_refine, ["generate_answer", "refuse"])
     for generator in ("generate_answer", "regenerate_answer"):
-        builder.add_conditional_edges(
+        branch(
             generator,
             partial(routing.after_generate, bounds=bounds),
             ["check_support", "usefulness_retry", "refuse"],
         )
-    builder.add_conditional_edges(
+    branch(
         "check_support",
         partial(routing.after_support, bounds=bounds),
         ["regenerate_answer", "usefulness_retry", "finalize_answer", "refuse"],
     )
     builder.add_edge("usefulness_retry", "retrieve")
     builder.add_edge("generate_direct", "finalize_answer")
+    builder.add_conditional_edges("stop_on_budget", routing.after_budget_stop, ["finalize_answer", "refuse"])
     builder.add_edge("finalize_answer", END)
     builder.add_edge("refuse", END)
     return builder.compile(checkpointer=checkpointer, name="ragpilot")

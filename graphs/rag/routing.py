@@ -2,12 +2,16 @@
 
 Every loop is decided here by comparing its own counter with its own bound, never by LangGraph's
 recursion limit: IRCoT (``ircot_steps``), IsSup regeneration (``support_retries``), IsUse re-retrieval
-(``usefulness_retries``) and CRAG's knowledge-base retry (``crag_retries``).
+(``usefulness_retries``) and CRAG's knowledge-base retry (``crag_retries``). Above them all, the
+question's budget (``within_budget``): an edge that would do more work once it is spent goes to
+``stop_on_budget`` instead.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import time
+from collections.abc import Callable
+from typing import Any, Literal
 
 from core.settings import GraphSettings
 from graphs.rag.state import RagState
@@ -98,3 +102,45 @@ def after_support(
     if verdicts and all(v == "not" for v in verdicts):
         return "refuse"
     return "finalize_answer"
+
+
+# Edges ending the turn pass through a spent budget: they do no more work.
+TURN_ENDS = frozenset({"finalize_answer", "refuse"})
+
+
+def budget_exhausted_by(state: RagState, now: float | None = None) -> str | None:
+    """Which limit of the turn's budget is reached ("llm_calls: 20 of 20"), or None."""
+    budget = state.get("budget") or {}
+    now = time.time() if now is None else now
+    spent = {
+        "seconds": now - (state.get("turn_started_at") or now),
+        "llm_calls": state.get("llm_calls", 0),
+        "llm_tokens": state.get("llm_input_tokens", 0) + state.get("llm_output_tokens", 0),
+    }
+    for name, used in spent.items():
+        limit = budget.get(name)
+        if limit is not None and used >= limit:
+            shown = f"{used:.1f}" if name == "seconds" else str(used)
+            return f"{name}: {shown} of {limit:g}"
+    return None
+
+
+def within_budget(edge: Callable[..., str]) -> Callable[..., str]:
+    """``edge``, except that once the budget is spent any step but the turn's end is ``stop_on_budget``."""
+
+    def guarded(state: RagState, *args: Any, **kwargs: Any) -> str:
+        chosen = edge(state, *args, **kwargs)
+        if chosen in TURN_ENDS or budget_exhausted_by(state) is None:
+            return chosen
+        return "stop_on_budget"
+
+    # Named after the edge (graph drawings and traces), without its annotations: LangGraph would read
+    # them as this function's and fail to resolve a partial's.
+    guarded.__name__ = getattr(edge, "__name__", None) or getattr(edge, "func", edge).__name__
+    return guarded
+
+
+def after_budget_stop(state: RagState) -> Literal["finalize_answer", "refuse"]:
+    """The draft written so far is the best answer there is; without one the turn refuses."""
+    has_draft = bool(state.get("answer_draft")) and not state.get("generator_refused")
+    return "finalize_answer" if has_draft else "refuse"

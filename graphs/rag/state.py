@@ -78,6 +78,7 @@ class RagOutput(TypedDict, total=False):
     citations: list[dict[str, Any]]
     refused: bool
     refusal_reason: str | None
+    budget_exhausted: str | None
     route: Route | None
     route_confidence: float | None
     crag_grade: CragGrade | None
@@ -133,7 +134,9 @@ class RagState(TypedDict, total=False):
     crag_action: Annotated[CragAction | None, PerTurn(None)]
     web_searched: Annotated[bool, PerTurn(False)]  # web search ran this turn (CRAG asks for it once)
     passages: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # expanded hits, unrefined
-    strips: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # kept strips: chunk_id, text, score
+    strips: Annotated[
+        list[dict[str, Any]], PerTurn([], on_retrieval=True)
+    ]  # kept strips: chunk_id, text, score
     context: Annotated[list[ContextPassage], PerTurn([], on_retrieval=True)]
     previous_context: list[ContextPassage]  # the last turn's context, for follow-ups
     reused_previous_context: Annotated[bool, PerTurn(False, on_retrieval=True)]
@@ -155,6 +158,11 @@ class RagState(TypedDict, total=False):
     citations: Annotated[list[dict[str, Any]], PerTurn([])]  # Citation.model_dump()
     refused: Annotated[bool, PerTurn(False)]
     refusal_reason: Annotated[str | None, PerTurn(None)]
+
+    # The question's budget (QuestionBudget dict, from the run config) and what stopped the turn early.
+    budget: Annotated[dict[str, Any] | None, PerTurn(None)]
+    turn_started_at: Annotated[float, PerTurn(0.0)]  # time.time() when start_turn ran
+    budget_exhausted: Annotated[str | None, PerTurn(None)]  # e.g. "llm_calls: 20 of 20"
 
     # Loop counters (each with its own bound in settings.graph).
     ircot_steps: Annotated[int, PerTurn(0)]

@@ -102,7 +102,9 @@ def test_ask_on_a_thread_is_traced_for_ragpilot_trace_and_keeps_checkpoints_boun
     replayed = TraceStore(agent.settings.traces_dir).load(answers[-1].run_id)
     assert replayed.answer is not None and replayed.answer["answer"] == answers[-1].answer
     assert [s.node for s in replayed.steps][:2] == ["start_turn", "contextualize"]
-    shown = CliRunner().invoke(app, ["trace", answers[-1].run_id], env={"RAGPILOT_HOME": str(agent.settings.home)})
+    shown = CliRunner().invoke(
+        app, ["trace", answers[-1].run_id], env={"RAGPILOT_HOME": str(agent.settings.home)}
+    )
     assert shown.exit_code == 0 and "retrieve" in shown.stdout
     kept = list(agent.graph.checkpointer.list({"configurable": {"thread_id": "th-bounded"}}))
     assert len(kept) <= agent.settings.chat.keep_checkpoints
@@ -133,7 +135,9 @@ def test_bad_route_or_groups_are_config_errors(scripted_agent) -> None:
 
 def test_groups_are_passed_as_the_run_identity(scripted_agent) -> None:
     agent, _ = scripted_agent
-    steps = [e.step for e in agent.stream(QUESTION, route="single", groups=["sales"]) if isinstance(e, StepUpdate)]
+    steps = [
+        e.step for e in agent.stream(QUESTION, route="single", groups=["sales"]) if isinstance(e, StepUpdate)
+    ]
     retrieve = [s for s in steps if s.node == "retrieve"][0]
     assert retrieve.decision["groups"] == ["sales", "public"]  # the caller's groups, plus public
 

@@ -27,9 +27,7 @@ def embedder() -> Embedder:
 
 
 @pytest.fixture(scope="session")
-def knowledge_base(
-    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
-) -> Iterator[KnowledgeBase]:
+def knowledge_base(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[KnowledgeBase]:
     settings = load_settings(home=tmp_path_factory.mktemp("graph-kb"))
     kb = build_knowledge_base(settings, embedder)
     yield kb

@@ -67,8 +67,19 @@ def test_the_real_judge_gives_every_sentence_of_a_long_answer_its_own_verdict(ag
     leave = "Full-time employees get 25 days of paid annual leave per calendar year."
     state = {
         "standalone_question": "How many days of annual leave do Northwind employees get?",
-        "context": [{"n": 1, "chunk_id": "h::0", "doc_id": "h", "source": "handbook.md", "title": "Handbook",
-                     "page": None, "url": None, "origin": "kb", "text": leave}],  # fmt: skip
+        "context": [
+            {
+                "n": 1,
+                "chunk_id": "h::0",
+                "doc_id": "h",
+                "source": "handbook.md",
+                "title": "Handbook",
+                "page": None,
+                "url": None,
+                "origin": "kb",
+                "text": leave,
+            }
+        ],  # fmt: skip
         "answer_draft": (
             "Employees get 25 days of paid annual leave [1]. Leave is counted per calendar year [1]. "
             "Unused days can be sold back for cash [1]. Every employee also gets a company car [1]. "

@@ -127,7 +127,9 @@ def test_sentences_that_do_not_state_the_short_answer_are_trimmed_not_shown(make
         "Employees get 25 days of paid annual leave per year. Leave requests need two weeks of notice.",
         "25 days",
     )
-    llm = ScriptedChatModel(replies={"generate_answer": padded, "check_support": support("fully", short="25 days")})
+    llm = ScriptedChatModel(
+        replies={"generate_answer": padded, "check_support": support("fully", short="25 days")}
+    )
     graph, _ = make_graph(llm, reranker=reranker)
     state = run_turn(graph, QUESTION, route="single")
     assert "25 days" in state["answer"] and "notice" not in state["answer"]

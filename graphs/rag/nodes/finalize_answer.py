@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from core.answer import Citation
+from core.answer import Citation, SupportVerdict
 from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences
 from graphs.rag.nodes._short_answer import backed_short_answer, sentences_stating
 from graphs.rag.nodes._step import records_step
@@ -51,6 +51,11 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
             "decision": {"sentences_removed": 0, "citations": 0},
         }
     support = [dict(v) for v in state.get("support") or []]
+    if not support and state.get("budget_exhausted"):  # stopped before the check: say so per sentence
+        support = [
+            SupportVerdict(sentence=s.text, citations=s.citations, verdict="unchecked").model_dump()
+            for s in answer_sentences(draft)
+        ]
     if support:
         for verdict in support:
             verdict["removed"] = verdict["verdict"] == "not"
@@ -72,6 +77,7 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         "answer": answer,
         "short_answer": short_answer,
         "citations": citations,
+        "budget_exhausted": state.get("budget_exhausted"),
         "support": support,
         "messages": [AIMessage(answer)],
         "route_request": None,

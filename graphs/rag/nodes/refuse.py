@@ -19,6 +19,8 @@ def refusal_text(language: str) -> str:
 
 def refusal_reason(state: RagState) -> str:
     """Why this turn refuses, from what the state shows was tried."""
+    if state.get("budget_exhausted"):
+        return f"the question's budget ran out ({state['budget_exhausted']}) before an answer was written"
     if state.get("crag_action") == "refuse" or (
         state.get("crag_grade") == "incorrect" and not state.get("hits")
     ):

@@ -46,7 +46,10 @@ def reuse_or_retrieve(state: RagState, config: RunnableConfig, *, resources: Res
     if not reranker.calibrated:
         return {
             "reused_previous_context": False,
-            "decision": {"reuse": False, "reason": f"reranker '{reranker.name}' cannot score the previous context"},
+            "decision": {
+                "reuse": False,
+                "reason": f"reranker '{reranker.name}' cannot score the previous context",
+            },
         }
     try:
         scored = reranker.rerank(question, [_as_hit(p) for p in previous], len(previous))

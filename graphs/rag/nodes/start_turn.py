@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from core.errors import ConfigError
+from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState, RouteRequest, turn_defaults
@@ -34,6 +36,7 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
     route_request = state.get("route_request") or "auto"
     if route_request not in get_args(RouteRequest):
         raise ConfigError(f"graph input 'route_request' must be one of {', '.join(get_args(RouteRequest))}")
+    budget = RagConfiguration.from_runnable_config(config, resources.settings).budget
     previous_context = state.get("context") or state.get("previous_context") or []
     history_messages = len(state.get("messages") or [])
     return {
@@ -44,7 +47,10 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
         "standalone_question": question,
         "language": question_language(question),
         "previous_context": previous_context,
+        "budget": budget.model_dump(),
+        "turn_started_at": time.time(),
         "decision": {
+            "budget": budget.model_dump(exclude_none=True),
             "question": question,
             "route_request": route_request,
             "history_messages": history_messages,

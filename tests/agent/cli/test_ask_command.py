@@ -22,7 +22,9 @@ def test_a_failing_hosted_llm_ends_the_json_trace_with_its_error(ragpilot_home):
             "RAGPILOT_LLM__MODEL": "gpt-test",
             "RAGPILOT_LLM__MAX_RETRIES": "1",
         }
-        result = CliRunner().invoke(app, ["ask", "Hello there!", "--route", "direct", "--trace", "--json"], env=env)
+        result = CliRunner().invoke(
+            app, ["ask", "Hello there!", "--route", "direct", "--trace", "--json"], env=env
+        )
 
     assert result.exit_code != 0
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
@@ -37,9 +39,31 @@ def test_the_printed_answer_starts_with_the_short_answer_then_the_cited_sentence
         question="How many days of annual leave do employees get?",
         answer="Every employee gets 25 days of paid annual leave per year [1].",
         short_answer="25 days",
-        citations=[Citation(n=1, chunk_id="h::c0", doc_id="h", source="samples/handbook.md", title="Handbook")],
+        citations=[
+            Citation(n=1, chunk_id="h::c0", doc_id="h", source="samples/handbook.md", title="Handbook")
+        ],
         run_id="r",
     )
     lines = format_answer(answer).splitlines()
     assert lines[:3] == ["25 days", "", "Every employee gets 25 days of paid annual leave per year [1]."]
     assert "  [1] Handbook — samples/handbook.md" in lines
+
+
+def test_an_invalid_budget_option_is_one_error_line_naming_it(ragpilot_home):
+    result = CliRunner().invoke(app, ["ask", "How many days?", "--max-llm-calls", "0"])
+    assert result.exit_code == 2
+    assert "--max-llm-calls" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_partial_answer_says_which_budget_ran_out():
+    answer = Answer(
+        question="q",
+        answer="Employees get 25 days [1].",
+        partial=True,
+        budget_exhausted="llm_calls: 1 of 1",
+        run_id="r",
+    )
+    assert (
+        format_answer(answer).splitlines()[-1]
+        == "(partial answer: the question's budget ran out — llm_calls: 1 of 1)"
+    )

@@ -63,7 +63,9 @@ def test_with_keys_configured_a_caller_without_a_key_is_401(api: RunningApi) -> 
 @pytest.mark.parametrize("acl", [" , ", ",", " "])
 def test_an_empty_acl_is_422_not_a_document_nobody_can_read(api: RunningApi, acl: str) -> None:
     with api.client(KEY_A) as client:
-        response = client.post("/ingest", data={"acl": acl}, files={"files": ("e.md", b"# E\n\nText.", "text/markdown")})
+        response = client.post(
+            "/ingest", data={"acl": acl}, files={"files": ("e.md", b"# E\n\nText.", "text/markdown")}
+        )
     assert response.status_code == 422 and "acl names no group" in response.json()["detail"]
 
 
@@ -75,7 +77,14 @@ def test_groups_in_the_body_are_rejected(api: RunningApi) -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [{"question": "   "}, {"question": "x" * 4001}, {"question": "q", "route": "fast"}]
+    "body",
+    [
+        {"question": "   "},
+        {"question": "x" * 4001},
+        {"question": "q", "route": "fast"},
+        {"question": "q", "budget": {"llm_calls": 0}},
+        {"question": "q", "budget": {"minutes": 3}},
+    ],
 )
 def test_invalid_questions_are_422_before_any_model_runs(api: RunningApi, body: dict) -> None:
     with api.client(KEY_A) as client:
@@ -125,10 +134,14 @@ def test_ingest_reports_each_file_and_the_acl_it_applied(api: RunningApi) -> Non
 def test_an_upload_cannot_replace_another_tenants_document(api: RunningApi) -> None:
     store = api.agent.resources.knowledge_base.store
     heron = next(state for state in store.documents().values() if state.source.endswith("/heron.md"))
-    forged = json.dumps({"_id": heron.doc_id, "title": "Heron", "text": "The budget of Project Heron is zero."})
+    forged = json.dumps(
+        {"_id": heron.doc_id, "title": "Heron", "text": "The budget of Project Heron is zero."}
+    )
     for key in (KEY_A, None):  # another team's key, and no key at all
         with api.client(key) as client:
-            response = client.post("/ingest", files={"files": ("forged.jsonl", forged.encode(), "application/jsonl")})
+            response = client.post(
+                "/ingest", files={"files": ("forged.jsonl", forged.encode(), "application/jsonl")}
+            )
         assert response.status_code in (200, 401), response.text
         if response.status_code == 200:
             (result,) = response.json()["files"]
@@ -158,6 +171,23 @@ def test_upload_names_cannot_escape_the_upload_directory(api: RunningApi) -> Non
 
 
 # --- answering (local LLM) -------------------------------------------------------------------------
+
+
+@pytest.mark.llm
+def test_a_request_budget_returns_a_partial_answer_within_the_servers_ceiling(api: RunningApi) -> None:
+    question = {"question": "How fast does Project Falcon answer routing requests?", "route": "single"}
+    with api.client(KEY_A) as client:
+        response = client.post("/ask", json=question | {"budget": {"llm_calls": 1, "seconds": 86_400}})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["partial"] and answer["budget_exhausted"] == "llm_calls: 1 of 1"
+    assert answer["llm_calls"] == 1 and [v["verdict"] for v in answer["support"]] == ["unchecked"] * len(
+        answer["support"]
+    )
+    [start] = [
+        s for s in TraceStore(api.settings.traces_dir).load(answer["run_id"]).steps if s.node == "start_turn"
+    ]
+    assert start.decision["budget"]["seconds"] == api.settings.graph.budget.seconds  # capped by the server
 
 
 @pytest.mark.llm

@@ -194,7 +194,10 @@ def test_a_broken_symlink_and_a_socket_are_reported(tmp_path: Path) -> None:
         problems: list[IngestError] = []
         iter_candidate_files([tmp_path], problems)
     reasons = {Path(p.source).name: p.reason for p in problems}
-    assert reasons == {"dangling.md": "a broken symbolic link", "s.sock": "not a regular file but a socket: skipped"}
+    assert reasons == {
+        "dangling.md": "a broken symbolic link",
+        "s.sock": "not a regular file but a socket: skipped",
+    }
 
 
 def test_a_gzip_bomb_is_stopped_at_the_size_limit_while_it_decompresses(tmp_path: Path) -> None:
@@ -215,7 +218,9 @@ def test_a_gzip_bomb_is_stopped_at_the_size_limit_while_it_decompresses(tmp_path
     assert grown_kib < 64 * 1024  # megabytes, not the 300 MB it inflates to
 
 
-def test_an_xlsx_formula_column_without_saved_values_is_named_in_a_warning(settings: Settings, tmp_path: Path) -> None:
+def test_an_xlsx_formula_column_without_saved_values_is_named_in_a_warning(
+    settings: Settings, tmp_path: Path
+) -> None:
     from openpyxl import Workbook
 
     workbook = Workbook()

@@ -77,7 +77,9 @@ def test_reply_indices_map_back_to_the_hits_they_name(cohere_server, ragpilot_ho
     cohere_server.enqueue("POST", RERANK_PATH, FakeResponse(json_body=reply))
     hits = make_hits("a", "b", "c")
 
-    reranked = cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank("q", hits, top_n=3)
+    reranked = cohere_reranker(make_settings(cohere_server.base_url, ragpilot_home)).rerank(
+        "q", hits, top_n=3
+    )
 
     assert [(h.text, h.rerank_score) for h in reranked] == [("c", 0.91), ("a", 0.42), ("b", 0.05)]
 

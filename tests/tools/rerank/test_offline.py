@@ -278,7 +278,9 @@ def test_a_two_pass_model_file_reranks_with_its_first_pass_choosing_the_feedback
     path = tmp_path / "two-pass.json"
     path.write_text(json.dumps(model))
     query, relevant, _ = QUERIES[1]
-    ranked = OfflineReranker(kb.settings.rerank, kb=kb, model_path=path).rerank(query, _search(kb, query), top_n=3)
+    ranked = OfflineReranker(kb.settings.rerank, kb=kb, model_path=path).rerank(
+        query, _search(kb, query), top_n=3
+    )
     assert ranked[0].doc_id == relevant
 
 
