@@ -91,6 +91,9 @@ def after_support(
     state: RagState, bounds: GraphSettings
 ) -> Literal["regenerate_answer", "usefulness_retry", "finalize_answer", "refuse"]:
     verdicts = [v["verdict"] for v in state.get("support") or []]
+    if state.get("unmet_constraints"):  # an answer for another year or edition: look again, then refuse
+        retries_left = state.get("usefulness_retries", 0) < bounds.max_usefulness_retries
+        return "usefulness_retry" if retries_left else "refuse"
     unsupported = "not" in verdicts
     if unsupported and state.get("support_retries", 0) < bounds.max_support_retries:
         return "regenerate_answer"

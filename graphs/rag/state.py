@@ -152,6 +152,8 @@ class RagState(TypedDict, total=False):
     strict_generation: Annotated[bool, PerTurn(False, on_retrieval=True)]
     support: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # SupportVerdict dicts
     proposed_short_answer: Annotated[str, PerTurn("", on_retrieval=True)]  # the judge's, before backing
+    # the question's years / ordinals that no cited passage states near the short answer
+    unmet_constraints: Annotated[list[str], PerTurn([], on_retrieval=True)]
     answers_question: Annotated[bool | None, PerTurn(None, on_retrieval=True)]
     answer: Annotated[str, PerTurn("")]
     short_answer: Annotated[str, PerTurn("")]  # the fact asked for, backed by the kept sentences

@@ -135,3 +135,38 @@ def test_sentences_that_do_not_state_the_short_answer_are_trimmed_not_shown(make
     assert "25 days" in state["answer"] and "notice" not in state["answer"]
     assert [v["trimmed"] for v in state["support"]] == [False, True]
     assert step(state, "finalize_answer")["sentences_trimmed"] == 1
+
+
+def test_an_answer_for_another_year_is_looked_for_again_then_refused(make_graph, reranker) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees receive 25 days of paid annual leave per year.", "25 days"),
+            "check_support": support("fully", short="25 days"),
+            "rewrite_query": "Northwind annual leave days 2019",
+        }
+    )
+    graph, _ = make_graph(llm, reranker=reranker)
+    state = run_turn(
+        graph, "How many days of annual leave did Northwind employees get in 2019?", route="single"
+    )
+    assert (
+        state["refused"]
+        and state["refusal_reason"] == "the passages state it for something else, not for 2019"
+    )
+    assert step(state, "check_support")["constraints"] == {"constraints": ["2019"], "unmet": ["2019"]}
+    assert nodes_run(state).count("usefulness_retry") == 1  # looked again once, within its bound
+
+
+def test_a_sentence_with_a_figure_its_passage_never_states_is_unsupported(make_graph, reranker) -> None:
+    invented = cite("Employees receive 30 days of paid annual leave per year.", "25 days")
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": invented,
+            "generate_answer_strict": invented,
+            "check_support": support("fully", short="30 days"),
+        }
+    )
+    graph, _ = make_graph(llm, reranker=reranker)
+    state = run_turn(graph, QUESTION, route="single")
+    assert state["refused"]  # the judge said 'fully'; the figure is nowhere in the passage
+    assert list(step(state, "check_support")["unstated_numbers"].values()) == [["30"]]

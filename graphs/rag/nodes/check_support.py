@@ -7,7 +7,10 @@ the judge cannot skip one: llama.cpp's grammar and OpenAI's strict JSON schema b
 malformed judgement (``StructuredOutputError``) leaves every sentence 'unchecked' — never 'supported'. A sentence
 that cites no passage is 'not' supported whatever the judge says: IsSup checks a sentence against the
 passages it cites, and an uncited claim has none (the small local judge would otherwise wave a fluent
-hallucination through).
+hallucination through); so is a sentence stating a number its cited passages and the question never
+state. The question's constraints (a year, an ordinal) must be stated near the short answer in a cited
+passage (``_constraints``); when they are not, ``unmet_constraints`` sends the turn to a fresh retrieval
+within its bound, then to a refusal.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pydantic import BaseModel, Field, create_model
 from core.answer import SupportVerdict
 from core.vocabulary import JudgedSupport
 from graphs.rag.nodes._citations import answer_sentences
+from graphs.rag.nodes._constraints import question_constraints, unmet_constraints, unstated_numbers
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
 from graphs.rag.nodes._short_answer import clean_short_answer
@@ -68,6 +72,30 @@ def mark_uncited_unsupported(verdicts: list[SupportVerdict]) -> None:
             verdict.verdict = "not"
 
 
+def mark_unstated_numbers_unsupported(
+    verdicts: list[SupportVerdict], state: RagState
+) -> dict[str, list[str]]:
+    """A sentence with a number that its passages and the question never state is 'not' supported
+    whatever the judge said (the small judge waves invented figures through). Returns what was found."""
+    texts = {p["n"]: p["text"] for p in state.get("context") or []}
+    found: dict[str, list[str]] = {}
+    for verdict in verdicts:
+        cited = [texts[n] for n in verdict.citations if n in texts]
+        numbers = unstated_numbers(verdict.sentence, cited, state["standalone_question"])
+        if numbers and cited:
+            verdict.verdict = "not"
+            found[verdict.sentence[:160]] = numbers
+    return found
+
+
+def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportVerdict]) -> dict[str, Any]:
+    """The question's constraints (year, ordinal) against the passages stating the short answer."""
+    constraints = question_constraints(state["standalone_question"])
+    cited = {n for v in verdicts for n in v.citations}
+    passages = [p["text"] for p in state.get("context") or [] if p["n"] in cited]
+    return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
+
+
 @records_step
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user, verdicts = judgement_prompt(state)
@@ -92,12 +120,15 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     for i, verdict in enumerate(verdicts, start=1):
         verdict.verdict = given[f"sentence_{i}"]
     mark_uncited_unsupported(verdicts)
+    unstated = mark_unstated_numbers_unsupported(verdicts, state)
     answers_question = bool(given["answers_question"])
     short_answer = clean_short_answer(given["short_answer"]) if answers_question else ""
+    constraints = constraint_check(state, short_answer, verdicts)
     return {
         "support": [v.model_dump() for v in verdicts],
         "answers_question": answers_question,
         "proposed_short_answer": short_answer,
+        "unmet_constraints": constraints["unmet"],
         "decision": {
             "verdicts": [
                 {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
@@ -105,6 +136,8 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             ],
             "answers_question": answers_question,
             "short_answer": short_answer,
+            "unstated_numbers": unstated,
+            "constraints": constraints,
             **counters,
         },
     }

@@ -28,6 +28,9 @@ def refusal_reason(state: RagState) -> str:
             f"retrieval graded incorrect after {state.get('crag_retries', 0)} knowledge-base "
             "retries, and web search found nothing or is not configured"
         )
+    if state.get("unmet_constraints"):
+        asked = ", ".join(state["unmet_constraints"])
+        return f"the passages state it for something else, not for {asked}"
     if state.get("support") and all(v["verdict"] == "not" for v in state.get("support") or []):
         return "no sentence of the answer was supported by the sources"
     if state.get("generator_refused"):

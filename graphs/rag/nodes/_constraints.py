@@ -1,0 +1,130 @@
+"""Does a passage state the asked fact *for the asked constraint*, or only the topic?
+
+Small models answer a question about 2021 from a passage about 2025, or invent the figure outright
+(RGB's negative rejection: 87 of 100 answered from same-topic passages). Two checks, both without an
+LLM call:
+
+- ``unstated_numbers``: a number in an answer sentence that neither its cited passages nor the question
+  contain was not read from the sources (IsSup then counts the sentence as unsupported);
+- ``unmet_constraints``: the question's constraints (a year, an ordinal such as 第七届) must appear near
+  the short answer in a cited passage — within ``CONSTRAINT_WINDOW`` sentences of a sentence stating it
+  (calibrated by ``bench/negative_constraints.py`` on RGB zh_refine questions 100–299).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from tools.knowledge_base.text_units import split_sentences
+
+_CITATION = re.compile(r"[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】]")
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+_ORDINAL_ZH = re.compile(r"第[一二三四五六七八九十百零两\d]+[届次艘个任期轮批号季]")
+CONSTRAINT_WINDOW = 1  # sentences either side of the one stating the short answer
+
+
+def _plain_number(number: str) -> str:
+    return number.replace(",", "")
+
+
+# Numbers a passage may spell out where the answer writes digits ("six" -> "6", "十二" -> "12").
+_SPELLED = {
+    word: str(value)
+    for value, words in enumerate(
+        [
+            "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+            "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+            "nineteen", "twenty",
+        ]
+    )
+    for word in [words]
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+     "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000", "dozen": "12"}  # fmt: skip
+_ZH_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千]+")
+_WORD = re.compile(r"[a-z]+")
+
+
+def _zh_value(numeral: str) -> int:
+    """A Chinese numeral below 10,000 as a number: 二十五 -> 25, 一百五十 -> 150, 二〇二一 -> 2021."""
+    if not any(c in _ZH_UNITS for c in numeral):  # digit by digit, as years are written
+        return int("".join(str(_ZH_DIGITS[c]) for c in numeral))
+    value = current = 0
+    for char in numeral:
+        if char in _ZH_UNITS:
+            value += (current or 1) * _ZH_UNITS[char]
+            current = 0
+        else:
+            current = _ZH_DIGITS[char]
+    return value + current
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers of ``text``: in digits (thousands separators dropped), and spelled out in English
+    words or Chinese numerals; citation markers excluded."""
+    text = _CITATION.sub(" ", text)
+    found = {_plain_number(n) for n in _NUMBER.findall(text)}
+    found |= {_SPELLED[w] for w in _WORD.findall(text.lower()) if w in _SPELLED}
+    found |= {str(_zh_value(n)) for n in _ZH_NUMERAL.findall(text)}
+    return found
+
+
+def unstated_numbers(sentence: str, passages: Sequence[str], question: str) -> list[str]:
+    """Numbers of ``sentence`` found neither in ``passages`` nor in ``question``, in order."""
+    known = numbers_in(question)
+    for passage in passages:
+        known |= numbers_in(passage)
+    seen: list[str] = []
+    for number in _NUMBER.findall(_CITATION.sub(" ", sentence)):
+        plain = _plain_number(number)
+        if plain not in known and not _within_a_known_number(plain, known) and plain not in seen:
+            seen.append(plain)
+    return seen
+
+
+def _within_a_known_number(number: str, known: set[str]) -> bool:
+    """'6' of '6.4%' read as a partial match is still read from the source ("6.4" is known)."""
+    return any(k.startswith(number + ".") for k in known)
+
+
+def question_constraints(question: str) -> list[str]:
+    """The constraints an answer must hold for: the years and Chinese ordinals the question names."""
+    found = [*_YEAR.findall(question), *_ORDINAL_ZH.findall(question)]
+    return list(dict.fromkeys(found))
+
+
+def unmet_constraints(short_answer: str, constraints: Sequence[str], passages: Sequence[str]) -> list[str]:
+    """The constraints that no passage states near the short answer; ``[]`` when all are met, or when
+    no passage sentence contains the short answer (nothing to judge: other checks handle that)."""
+    if not short_answer or not constraints:
+        return []
+    needle = _plain_number(short_answer.lower())
+    best: list[str] | None = None
+    for passage in passages:
+        sentences = split_sentences(passage)
+        for i, sentence in enumerate(sentences):
+            if needle not in _plain_number(sentence.lower()):
+                continue
+            window = " ".join(sentences[max(0, i - CONSTRAINT_WINDOW) : i + CONSTRAINT_WINDOW + 1])
+            missing = [c for c in constraints if c not in window]
+            if not missing:
+                return []
+            if best is None or len(missing) < len(best):
+                best = missing
+    return best or []

@@ -1,0 +1,55 @@
+"""An answer must state the asked fact for the asked constraint, with figures read from its sources."""
+
+from __future__ import annotations
+
+from graphs.rag.nodes._constraints import (
+    numbers_in,
+    question_constraints,
+    unmet_constraints,
+    unstated_numbers,
+)
+
+
+def test_numbers_are_read_in_digits_words_and_chinese_numerals() -> None:
+    text = "1,186 fans saw six goals in 2016 [3]; 二十五天、一百五十欧元、二〇二一年、两千零二十一"
+    assert numbers_in(text) == {"1186", "6", "2016", "25", "150", "2021"}  # not the citation's 3
+
+
+def test_a_figure_no_cited_passage_states_is_unstated() -> None:
+    passages = ["香港2021年GDP增长6.4%，为多年来最快。"]
+    assert unstated_numbers("2021年香港GDP增长了约10%。[1]", passages, "2021年香港GDP增长了多少？") == ["10"]
+    assert unstated_numbers("2021年香港GDP增长了6.4%。[1]", passages, "2021年香港GDP增长了多少？") == []
+
+
+def test_a_figure_spelled_out_in_the_passage_or_named_in_the_question_is_stated() -> None:
+    passage = ["Stewart scored six touchdowns in his first games."]
+    assert (
+        unstated_numbers("Stewart had 6 touchdowns in 13 games [1].", passage, "How many in 13 games?") == []
+    )
+    assert (
+        unstated_numbers("全职员工每年有25天年假 [1]。", ["全职员工每年享有二十五天带薪年假。"], "年假几天？")
+        == []
+    )
+
+
+def test_the_constraints_are_the_years_and_ordinals_the_question_names() -> None:
+    assert question_constraints("第七届香港立法会议员2022年宣誓的时间") == ["2022", "第七届"]
+    assert question_constraints("How many days of annual leave do employees get?") == []
+
+
+def test_a_figure_stated_for_another_year_does_not_meet_the_constraint() -> None:
+    passage = "根据规划，塔里木油田将力争2025年油气产量突破4000万吨。2035年达到5000万吨。"
+    assert unmet_constraints("4000万吨", ["2021"], [passage]) == ["2021"]
+
+
+def test_the_constraint_may_be_stated_in_the_sentence_next_to_the_answer() -> None:
+    passage = "塔里木油田公布了2021年的成绩。全年油气产量达到3182万吨。这是历史新高。"
+    assert unmet_constraints("3182万吨", ["2021"], [passage]) == []
+    far = "塔里木油田公布了2021年的成绩。一。二。全年油气产量达到3182万吨。"
+    assert unmet_constraints("3182万吨", ["2021"], [far]) == ["2021"]
+
+
+def test_without_constraints_or_a_short_answer_found_verbatim_nothing_is_judged() -> None:
+    assert unmet_constraints("25 days", [], ["Employees get 25 days."]) == []
+    assert unmet_constraints("", ["2021"], ["Employees get 25 days."]) == []
+    assert unmet_constraints("thirty days", ["2021"], ["Employees get 25 days."]) == []
