@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from langchain_core.runnables import RunnableConfig
-
 from pydantic import ValidationError
 
 from core.errors import ConfigError
