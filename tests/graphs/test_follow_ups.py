@@ -65,3 +65,47 @@ def test_a_follow_up_about_new_material_retrieves_again(make_graph) -> None:
     assert step(second, "reuse_or_retrieve")["reuse"] is False
     assert "retrieve" in nodes_run(second)
     assert second["citations"][0]["chunk_id"] == "handbook::c3"
+
+
+def _two_turns(make_graph, rewrite: str, follow_up: str):
+    """Turn 1 about Maria Chen's project, then ``follow_up`` which the model rewrites as ``rewrite``."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite_any(
+                ("The Aurora project is led by Maria Chen.", "Aurora project is led by Maria Chen"),
+                ("Maria Chen was born in Lisbon.", "born in Lisbon"),
+            ),
+            "check_support": ALL_FULLY,
+            "contextualize_question": rewrite,
+        }
+    )
+    reranker = ScriptedReranker({"projects::c0": 0.95}, default=0.1)
+    graph, _ = make_graph(llm, reranker=reranker, checkpointer=InMemorySaver())
+    run_turn(graph, "Who leads the Aurora project?", route="single", thread_id="t-more")
+    return run_turn(graph, follow_up, route="single", thread_id="t-more"), llm
+
+
+def test_a_follow_up_asking_what_else_retrieves_instead_of_reusing_the_last_passage(make_graph) -> None:
+    second, _ = _two_turns(
+        make_graph, "What else is known about Maria Chen?", "What else do we know about her?"
+    )
+    decision = step(second, "reuse_or_retrieve")
+    assert decision["reuse"] is False and "something else or more" in decision["reason"]
+    assert "retrieve" in nodes_run(second)
+
+
+def test_a_follow_up_naming_a_year_the_last_passages_lack_retrieves(make_graph) -> None:
+    second, _ = _two_turns(make_graph, "Who led the Aurora project in 2024?", "And in 2024?")
+    assert step(second, "reuse_or_retrieve")["reason"].startswith("the follow-up asks about 2024")
+
+
+def test_a_rewrite_that_hands_back_the_earlier_question_keeps_the_follow_up_and_its_referent(
+    make_graph,
+) -> None:
+    second, _ = _two_turns(make_graph, "Who leads the Aurora project?", "Where was that person born?")
+    decision = step(second, "contextualize")
+    assert decision["fallback"] == "the rewrite repeated an earlier question"
+    assert second["standalone_question"].startswith("Where was that person born? (context: Who leads")
+    assert "Maria Chen" in second["standalone_question"] and "[1]" not in second["standalone_question"]

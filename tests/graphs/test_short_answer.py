@@ -62,3 +62,9 @@ def test_an_answer_spread_over_sentences_or_a_yes_no_keeps_them_all() -> None:
     assert sentences_stating("Ann and Bob", spread, tokenize) == spread
     assert sentences_stating("yes", spread, tokenize) == spread
     assert sentences_stating("", spread, tokenize) == spread
+
+
+def test_a_whole_sentence_copied_as_the_short_answer_is_not_one() -> None:
+    sentence = "Ana Costa also wrote Late Interaction Notes, published in 2021 and read by the whole group"
+    assert backed(sentence, sentence) == ""
+    assert backed("Late Interaction Notes", sentence) == "Late Interaction Notes"

@@ -31,6 +31,11 @@ def cited_numbers(text: str) -> list[int]:
     return seen
 
 
+def without_citations(text: str) -> str:
+    """``text`` with its citation markers removed."""
+    return re.sub(r"\s+([.。,，])", r"\1", _CITATION.sub("", text)).strip()
+
+
 def normalise_citations(text: str, valid: Collection[int]) -> str:
     """Rewrite citation markers as ``[1][2]`` and drop numbers that are not passages of this answer."""
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 _CITATION = re.compile(r"\s*[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】]")
 _TRAILING = "。.！!；;，,：: \t"
 SHORT_ANSWER_MAX_CHARS = 120
+SHORT_ANSWER_MAX_WORDS = 10
+SHORT_ANSWER_MAX_CJK = 30
 BACKED_SHARE = 0.75  # of the short answer's words found in the evidence; its numbers must all be
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _YES_NO = frozenset({"yes", "no", "是", "否", "不是", "对", "不对", "是的", "不"})
@@ -31,6 +33,16 @@ def clean_short_answer(text: str) -> str:
     return text.strip()
 
 
+def too_long(short: str) -> bool:
+    """A whole sentence is no short answer (the judge sometimes copies the sentence it judged)."""
+    cjk = len(_CJK.findall(short))
+    return (
+        len(short) > SHORT_ANSWER_MAX_CHARS
+        or cjk > SHORT_ANSWER_MAX_CJK
+        or len(short.split()) > SHORT_ANSWER_MAX_WORDS
+    )
+
+
 def is_yes_no(short: str) -> bool:
     return short.lower().rstrip(_TRAILING) in _YES_NO or short.lower().startswith(("yes,", "no,"))
 
@@ -41,7 +53,7 @@ def backed_short_answer(short: str, evidence: Iterable[str], tokenize: Callable[
     characters, for Chinese). Yes/no stands on the sentences after it: kept whenever any evidence is."""
     short = clean_short_answer(short)
     evidence = [e for e in evidence if e.strip()]
-    if not short or len(short) > SHORT_ANSWER_MAX_CHARS or not evidence:
+    if not short or not evidence or too_long(short):
         return ""
     if is_yes_no(short):
         return short

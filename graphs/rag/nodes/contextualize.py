@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
+from graphs.rag.nodes._citations import without_citations
 from graphs.rag.nodes._llm import ask_text, one_line
 from graphs.rag.nodes._passages import neutralise_delimiters
 from graphs.rag.nodes._step import records_step
@@ -47,6 +48,12 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
         f"Latest message: {question}\n\nStandalone question:"
     )
     rewritten = one_line(ask_text(resources.llm, load_prompt("contextualize_question"), user, config), 500)
+    earlier = [m.text for m in history if isinstance(m, HumanMessage)]
+    fallback = None
+    if repeats_an_earlier_question(rewritten, earlier, question):
+        # The small model often hands back the previous question ("What else did that author write?"
+        # -> "Who wrote Fusion at Scale?"): keep the latest message and name what it refers to.
+        fallback, rewritten = "the rewrite repeated an earlier question", with_referent(question, history)
     standalone = rewritten or question
     return {
         "standalone_question": standalone,
@@ -54,5 +61,26 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
             "rewritten": standalone != question,
             "standalone_question": standalone,
             "history_messages": len(history),
+            **({"fallback": fallback} if fallback else {}),
         },
     }
+
+
+def _normalised(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def repeats_an_earlier_question(rewritten: str, earlier_questions: list[str], latest: str) -> bool:
+    """The rewrite is one of the earlier questions again, while the latest message is not."""
+    if not rewritten:
+        return False
+    again = _normalised(rewritten)
+    return again != _normalised(latest) and any(again == _normalised(q) for q in earlier_questions)
+
+
+def with_referent(question: str, history: list[BaseMessage]) -> str:
+    """The latest message followed by the last exchange it refers to, on one line."""
+    last_question = next((m.text for m in reversed(history) if isinstance(m, HumanMessage)), "")
+    last_answer = next((m.text for m in reversed(history) if isinstance(m, AIMessage)), "")
+    referent = " ".join(f"{last_question} {without_citations(last_answer)}".split())[:HISTORY_MESSAGE_CHARS]
+    return f"{question} (context: {referent})" if referent else question

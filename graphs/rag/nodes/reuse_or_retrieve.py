@@ -1,22 +1,35 @@
-"""Follow-ups about the same material: answer from the previous turn's context when it is relevant enough.
+"""Follow-ups about the same material: answer from the previous turn's context when it can answer them.
 
-The previous context's passages are reranked against the new standalone question; when the best one
-scores above ``graph.crag_upper`` (the same bar as a 'correct' retrieval) the turn reuses them instead of
-searching again. If that answer later proves not useful, the usefulness loop retrieves afresh.
+A follow-up that asks for something else or more ("what else…", "any others?", "还有吗？") or names a
+year or ordinal the previous passages never mention ("and in 2024?") retrieves: the previous context is
+exactly what it does not want. Otherwise the previous passages are reranked against the new standalone
+question; when the best one scores above ``graph.crag_upper`` (the same bar as a 'correct' retrieval)
+the turn reuses them instead of searching again. If that answer later proves not useful, the
+usefulness loop retrieves afresh.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from core.errors import ProviderUnavailable
+from graphs.rag.nodes._constraints import question_constraints
 from graphs.rag.nodes._passages import renumber
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
 from tools.knowledge_base.records import Hit
+
+_MORE_EN = re.compile(r"\b(else|other|others|another|besides|additional|more)\b", re.IGNORECASE)
+_MORE_ZH = re.compile(r"还有|其他|其它|别的|另外|另一|此外|除了")
+
+
+def asks_for_more(message: str) -> bool:
+    """The message asks for what the last answer did not give: something else, another, more."""
+    return bool(_MORE_EN.search(message) or _MORE_ZH.search(message))
 
 
 def _as_hit(passage: ContextPassage) -> Hit:
@@ -42,6 +55,14 @@ def reuse_or_retrieve(state: RagState, config: RunnableConfig, *, resources: Res
         return {
             "reused_previous_context": False,
             "decision": {"reuse": False, "reason": "no previous context"},
+        }
+    wants_more = asks_for_more(state["question"])
+    missing = [c for c in question_constraints(question) if not any(c in p["text"] for p in previous)]
+    if wants_more or missing:
+        reason = "asks for something else or more" if wants_more else f"asks about {', '.join(missing)}"
+        return {
+            "reused_previous_context": False,
+            "decision": {"reuse": False, "reason": f"the follow-up {reason} than the previous passages hold"},
         }
     if not reranker.calibrated:
         return {
