@@ -6,7 +6,8 @@ Run from the repository root:
 
 For "answer contains the gold answer" and "refused", counts the questions only A got, only B got,
 and the exact two-sided McNemar p-value over those discordant pairs (a binomial test at 1/2), plus
-the mean F1 of each run over the shared questions. Prints one JSON object; ``--save`` writes it.
+the mean EM and F1 of each run over the shared questions and a sign test on F1. Either run may be a
+``qa_<run>.partial.jsonl`` of a resumable run. Prints one JSON object; ``--save`` writes it.
 """
 
 from __future__ import annotations
@@ -40,21 +41,45 @@ def paired(a: dict[str, dict], b: dict[str, dict], field: str) -> dict[str, floa
     }
 
 
+def load_results(path: Path) -> dict[str, dict]:
+    """A saved run's per-question results by qid; a ``.partial.jsonl`` of a run still going (or
+    interrupted) is read line by line, so a resumable run can be compared before it finishes."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    else:
+        rows = json.loads(text)["results"]
+    return {r["qid"]: r for r in rows}
+
+
 def compare(path_a: Path, path_b: Path) -> dict:
-    runs = [json.loads(p.read_text(encoding="utf-8")) for p in (path_a, path_b)]
-    a, b = ({r["qid"]: r for r in run["results"]} for run in runs)
+    a, b = load_results(path_a), load_results(path_b)
     shared = sorted(set(a) & set(b))
+    if not shared:
+        return {"a": str(path_a), "b": str(path_b), "questions": 0}
     return {
         "a": str(path_a),
         "b": str(path_b),
         "questions": len(shared),
         "contained": paired(a, b, "contained"),
         "refused": paired(a, b, "refused"),
+        "em_mean": {
+            "a": round(sum(a[q]["em"] for q in shared) / len(shared), 4),
+            "b": round(sum(b[q]["em"] for q in shared) / len(shared), 4),
+        },
         "f1_mean": {
             "a": round(sum(a[q]["f1"] for q in shared) / len(shared), 4),
             "b": round(sum(b[q]["f1"] for q in shared) / len(shared), 4),
         },
+        "f1_better": paired_better(a, b, shared, "f1"),
     }
+
+
+def paired_better(a: dict[str, dict], b: dict[str, dict], shared: list[str], field: str) -> dict[str, float]:
+    """Questions where A scores higher than B and the reverse, with the exact sign-test p-value."""
+    only_a = sum(a[q][field] > b[q][field] for q in shared)
+    only_b = sum(b[q][field] > a[q][field] for q in shared)
+    return {"a_higher": only_a, "b_higher": only_b, "sign_test_p": round(mcnemar_exact(only_a, only_b), 5)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ def test_mcnemar_exact_matches_the_binomial_tail():
 
 def _run(path: Path, contained: list[bool]) -> Path:
     results = [
-        {"qid": f"q{i}", "contained": c, "refused": not c, "f1": 1.0 if c else 0.0}
+        {"qid": f"q{i}", "contained": c, "refused": not c, "f1": 1.0 if c else 0.0, "em": float(c)}
         for i, c in enumerate(contained)
     ]
     path.write_text(json.dumps({"results": results}), encoding="utf-8")
@@ -31,3 +31,13 @@ def test_only_shared_questions_are_compared_pair_by_pair(tmp_path: Path):
     assert report["questions"] == 4
     assert report["contained"] == {"a": 2, "b": 3, "only_a": 1, "only_b": 2, "mcnemar_p": 1.0}
     assert report["f1_mean"] == {"a": 0.5, "b": 0.75}
+    assert report["f1_better"] == {"a_higher": 1, "b_higher": 2, "sign_test_p": 1.0}
+
+
+def test_a_resumable_runs_partial_lines_compare_like_a_finished_run(tmp_path: Path):
+    a = _run(tmp_path / "a.json", [True, False, True])
+    rows = [{"qid": "q0", "contained": True, "refused": False, "f1": 0.5, "em": 0.0}]
+    partial = tmp_path / "qa_b.partial.jsonl"
+    partial.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    report = compare(a, partial)
+    assert report["questions"] == 1 and report["em_mean"] == {"a": 1.0, "b": 0.0}
