@@ -210,6 +210,11 @@ class GraphSettings(BaseModel):
         "below crag_lower (the second entity of a comparison question scores lower than the first)",
     )
     multi_queries: int = Field(3, ge=2, le=5)
+    drop_instruction_text: bool = Field(
+        True,
+        description="retrieved sentences that address the model (injected instructions) and fake source "
+        "lines never reach a prompt; off only to measure what they do (bench/prompt_injection.py)",
+    )
     budget: QuestionBudget = Field(
         default_factory=QuestionBudget, description="per question; a request may set its own"
     )

@@ -8,7 +8,8 @@ its BM25 score is at least ``LEXICAL_KEEP`` of the best, or its cosine is within
 the best cosine (e5 cosines sit in a narrow band, so a margin reads them better than a ratio; the
 dense side also carries cross-lingual questions, where BM25 sees nothing). Relevant strips are taken
 best first (their mixed score) until the context token budget is spent, then put back in document
-order; passages left without a strip never reach the prompt. No LLM call.
+order; passages left without a strip never reach the prompt. Sentences that address the model
+(injected instructions) are dropped first and fake source lines cut (``_injection``). No LLM call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from rank_bm25 import BM25Okapi
 
+from graphs.rag.nodes._injection import addresses_the_model, without_fake_sources
 from graphs.rag.nodes._passages import hits_from_state, passage_from_hit
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -51,8 +53,16 @@ def _header(hit: Hit) -> str:
     return " > ".join(p for p in parts if p)
 
 
-def decompose(passages: Sequence[Hit], max_strips: int = MAX_STRIPS) -> list[Strip]:
-    """Strips of every passage in order; at most ``max_strips`` (later passages are cut first)."""
+def decompose(
+    passages: Sequence[Hit],
+    max_strips: int = MAX_STRIPS,
+    *,
+    drop_instructions: bool = True,
+    removed: list[dict[str, str]] | None = None,
+) -> list[Strip]:
+    """Strips of every passage in order; at most ``max_strips`` (later passages are cut first). With
+    ``drop_instructions``, sentences addressing the model are left out (appended to ``removed``) and
+    fake source lines cut from the others (``_injection``)."""
     strips: list[Strip] = []
     for index, hit in enumerate(passages):
         header = _header(hit)
@@ -60,6 +70,8 @@ def decompose(passages: Sequence[Hit], max_strips: int = MAX_STRIPS) -> list[Str
         sentences = (
             [hit.text.strip()] if whole else [s.strip() for s in split_sentences(hit.text) if s.strip()]
         )
+        if drop_instructions:
+            sentences = _facts_only(hit, sentences, removed if removed is not None else [])
         pending = ""
         position = 0
         for number, sentence in enumerate(sentences, start=1):
@@ -72,6 +84,16 @@ def decompose(passages: Sequence[Hit], max_strips: int = MAX_STRIPS) -> list[Str
             if len(strips) >= max_strips:
                 return strips
     return strips
+
+
+def _facts_only(hit: Hit, sentences: list[str], removed: list[dict[str, str]]) -> list[str]:
+    kept = []
+    for sentence in sentences:
+        if addresses_the_model(sentence):
+            removed.append({"chunk_id": hit.chunk_id, "text": sentence[:160]})
+        elif cleaned := without_fake_sources(sentence):
+            kept.append(cleaned)
+    return kept
 
 
 def _normalise_by_max(values: np.ndarray) -> np.ndarray:
@@ -177,7 +199,9 @@ def refinement_queries(state: RagState) -> list[str]:
 @records_step
 def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     passages = hits_from_state(state.get("passages") or [])
-    strips = decompose(passages)
+    removed: list[dict[str, str]] = []
+    drop = resources.settings.graph.drop_instruction_text
+    strips = decompose(passages, drop_instructions=drop, removed=removed)
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
     kept = select_strips(scores, strips, resources.settings.expand.max_context_tokens, embedder.count_tokens)
@@ -202,5 +226,6 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
             "passages_kept": len(context),
             "dropped_passages": [p.chunk_id for i, p in enumerate(passages) if i not in kept_passages],
             "kept": [{**s, "text": s["text"][:120]} for s in kept_strips],
+            "instructions_removed": removed,
         },
     }
