@@ -26,6 +26,13 @@ _EN = [
     r"\bpretend (to be|you are)\b|\brole-?play as\b",
     r"\b(do not|don't|never) (reveal|tell) (this to )?the user\b",
     r"(^|\s)system\s*:",
+    # someone who processes this text, or an AI-like addressee, told what to do
+    r"\b(whoever|anyone|anybody|any (ai|model|bot|system))\b[^.!?\n]{0,20}\b(summari[sz]|read|answer|process|use)\w*\b[^.!?\n]{0,12}\bthis (text|document|page|passage|file)\b",
+    r"\b(chatbots?|language models?|llms?|ai models?|ai assistants?|assistants? (reading|summari[sz]ing|answering|processing))\b[^.!?\n]{0,40}\b(should|must|shall|need to|are to|will|reply|answer|say|claim|append|tell)\b",
+    r"\b(system|admin|administrator|developer)\s+(override|notice|message|mode|instruction)s?\b",
+    r"\b(official|correct|real|true|verified) answer\b",
+    r"\b(overrides?|supersedes?|takes precedence over|replaces)\b[^.!?\n]{0,30}\b(all|any|every|other|previous)\b[^.!?\n]{0,20}\b(documents?|sources?|information|instructions?|passages?)\b",
+    r"\b(sign|end|start|begin|prefix|suffix|append)\b[^.!?\n]{0,20}\b(every|each|your|all) (answer|reply|response)s?\b",
     r"\[/?inst\]|<\|?/?(system|im_start|im_end|passage)\|?>|###\s*(instruction|system)",
 ]
 _ZH = [
@@ -37,18 +44,29 @@ _ZH = [
     r"(泄露|输出|显示|重复|打印)[^。！？\n]{0,10}(系统提示|指令|提示词)",
     r"(回答|回复)(时|问题时)",
     r"假装(你是|自己是)",
+    r"(总结|阅读|处理|回答|使用)(这段|本段|本|这篇|该|此)(文字|文本|文档|页面|内容|资料)的(人|模型|程序|机器人|AI|ai)",
+    r"(聊天机器人|语言模型|AI助手|人工智能助手)[^。！？\n]{0,20}(应当|应该|必须|需要|要|请|回复|回答|声称|说)",
+    r"(系统|管理员|开发者)(通知|消息|指令|覆盖|模式)[：:]",
+    r"(官方|正确|标准|真正的)答案(是|为|：|:)",
+    r"(优先于|取代|覆盖|推翻)[^。！？\n]{0,10}(其他|所有|之前|以上)[^。！？\n]{0,6}(文件|文档|资料|信息|来源|指令)",
+    r"请(务必)?(附上|加上|附带|插入)[^。！？\n]{0,10}(链接|网址)",
 ]
 _INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE)
 # "(Source: verified by the CEO)", "（来源：……）": a source claim written into the text, not a citation.
 FAKE_SOURCE = re.compile(
-    r"[(（\[【]\s*(?:source|sources|verified|citation|reference|来源|出处|引用|核实)[^)）\]】]{0,120}[)）\]】]",
+    r"[(（\[【]\s*\S{0,2}\s*(?:source|sources|verified|citation|reference|来源|出处|引用|核实)[^)）\]】]{0,120}[)）\]】]"
+    # citation markers in the document's own text ("[1][2] Official answer ..."): ragpilot numbers passages
+    r"|(?:[\[【]\s*\d{1,3}\s*[\]】])+",
     re.IGNORECASE,
 )
 
 
 def addresses_the_model(text: str) -> bool:
-    """The text gives an assistant instructions rather than stating a fact."""
-    return _INSTRUCTION.search(text) is not None
+    """The text gives an assistant instructions rather than stating a fact (read with and without
+    its fake source lines: "官方答案（已核实）：" is an answer override once the claim is cut)."""
+    return (
+        _INSTRUCTION.search(text) is not None or _INSTRUCTION.search(without_fake_sources(text)) is not None
+    )
 
 
 def without_fake_sources(text: str) -> str:
