@@ -3,7 +3,8 @@
 Tests script the chat replies in order: a message content (formatted as a completion, or as an SSE
 stream when the request asks for ``stream: true``), or any ``FakeResponse`` (429 with Retry-After, 500,
 a slow reply, a malformed body). With nothing scripted, chat answers 500 "unscripted request" so a
-forgotten script fails loudly. Embeddings default to deterministic vectors derived from each input's
+forgotten script fails loudly, unless ``auto_reply`` (load tests): then it fills the requested JSON
+schema, or cites the first passage it was shown. Embeddings default to deterministic vectors derived from each input's
 sha256, so equal texts get equal vectors; they can be scripted the same way.
 
     with FakeOpenAIServer() as api:
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import deque
 from typing import Any
@@ -33,9 +35,10 @@ FAST_RETRY = {"retry-after-ms": "10"}
 class FakeOpenAIServer:
     """Scriptable OpenAI-compatible endpoints over a real HTTP server (see the module docstring)."""
 
-    def __init__(self, embedding_dim: int = 8) -> None:
+    def __init__(self, embedding_dim: int = 8, *, auto_reply: bool = False) -> None:
         self.http = FakeHTTPServer()
         self.embedding_dim = embedding_dim
+        self.auto_reply = auto_reply  # answer unscripted chat requests (load tests) instead of a 500
         self._chat_script: deque[str | FakeResponse] = deque()
         self._embedding_script: deque[FakeResponse] = deque()
         self._lock = threading.Lock()
@@ -101,6 +104,8 @@ class FakeOpenAIServer:
     def _answer_chat(self, request: RecordedRequest) -> FakeResponse:
         with self._lock:
             reply = self._chat_script.popleft() if self._chat_script else None
+        if reply is None and self.auto_reply:
+            reply = automatic_reply(request.json())
         if reply is None:
             return FakeResponse(status=500, json_body={"error": {"message": "unscripted chat request"}})
         if isinstance(reply, FakeResponse):
@@ -130,6 +135,41 @@ class FakeOpenAIServer:
         return FakeResponse(
             json_body={"object": "list", "data": data, "model": payload["model"], "usage": usage}
         )
+
+
+_PASSAGE = re.compile(r'<passage id="(\d+)"[^>]*>\s*(.*?)\s*</passage>', re.DOTALL)
+
+
+def automatic_reply(payload: dict[str, Any]) -> str:
+    """A plausible reply with no script: a JSON object filling the requested schema, or, for a prompt
+    showing passages, their first passage's first sentence cited (so a test sees what it was shown),
+    else a short plain answer."""
+    schema = ((payload.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    if schema is not None:
+        return json.dumps(value_for(schema, schema))
+    user = str(payload["messages"][-1].get("content", ""))
+    passages = _PASSAGE.findall(user)
+    if passages:
+        number, text = passages[0]
+        return f"{text.split('. ')[0].rstrip('.')} [{number}]."
+    return "Hello."
+
+
+def value_for(schema: dict[str, Any], root: dict[str, Any]) -> Any:
+    """The first valid value of a JSON schema: enums take their first member, objects every property."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return value_for(root.get("$defs", {})[name], root)
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "anyOf" in schema:
+        return value_for(schema["anyOf"][0], root)
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: value_for(sub, root) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return [value_for(schema.get("items") or {}, root)] * int(schema.get("minItems", 1))
+    return {"boolean": True, "integer": 1, "number": 0.5, "string": ""}.get(kind, "")
 
 
 def hashed_vector(text: str, dim: int) -> list[float]:

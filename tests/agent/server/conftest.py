@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from agent.agent import Agent
-from agent.server.app import create_app
 from core.settings import Settings, load_settings
+from tests.fakes.running_api import serve_in_thread
 
 KEY_A, KEY_B = "key-team-a", "key-team-b"
 
@@ -53,23 +50,12 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApi]:
         rerank={"provider": "none"},
     )
     agent = Agent(settings)
-    app = create_app(settings, agent)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:  # bounded wait for the socket
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    running = RunningApi(base_url=f"http://127.0.0.1:{port}", settings=settings, agent=agent, app=app)
-    # Each team uploads its own document through the API: readable by that team only.
-    for key, name, text in ((KEY_A, "falcon.md", FALCON_DOC), (KEY_B, "heron.md", HERON_DOC)):
-        with running.client(key) as client:
-            response = client.post("/ingest", files={"files": (name, text.encode(), "text/markdown")})
-            response.raise_for_status()
-    yield running
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serve_in_thread(settings, agent) as (base_url, app):
+        running = RunningApi(base_url=base_url, settings=settings, agent=agent, app=app)
+        # Each team uploads its own document through the API: readable by that team only.
+        for key, name, text in ((KEY_A, "falcon.md", FALCON_DOC), (KEY_B, "heron.md", HERON_DOC)):
+            with running.client(key) as client:
+                response = client.post("/ingest", files={"files": (name, text.encode(), "text/markdown")})
+                response.raise_for_status()
+        yield running
     agent.close()
