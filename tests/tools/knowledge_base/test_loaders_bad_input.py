@@ -240,3 +240,18 @@ def test_an_xlsx_formula_column_without_saved_values_is_named_in_a_warning(
         "so it was indexed empty; open and save the file in a spreadsheet program to store them"
     ]
     assert "A-1" in " ".join(b.text for b in document.blocks)  # the rest of the sheet is indexed
+
+
+def test_symlink_loops_are_reported_and_a_link_to_a_parent_directory_is_not_followed(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.md").write_text("# A\n\nA document with enough text to index.\n")
+    (root / "sub" / "up").symlink_to("..")  # a directory cycle: not followed
+    (root / "self").symlink_to("self")
+    (root / "ping").symlink_to("pong")
+    (root / "pong").symlink_to("ping")
+    problems: list[IngestError] = []
+    supported, _ = iter_candidate_files([root], problems)
+    assert supported == [(root / "sub" / "a.md").absolute()]
+    assert sorted(Path(p.source).name for p in problems) == ["ping", "pong", "self"]
+    assert all("Too many levels of symbolic links" in p.reason for p in problems)
