@@ -48,7 +48,7 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
         f"Latest message: {question}\n\nStandalone question:"
     )
     rewritten = one_line(ask_text(resources.llm, load_prompt("contextualize_question"), user, config), 500)
-    earlier = [m.text for m in history if isinstance(m, HumanMessage)]
+    earlier = [str(m.text) for m in history if isinstance(m, HumanMessage)]
     fallback = None
     if repeats_an_earlier_question(rewritten, earlier, question):
         # The small model often hands back the previous question ("What else did that author write?"
