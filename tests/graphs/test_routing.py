@@ -157,3 +157,35 @@ def test_an_unknown_forced_route_is_a_config_error(make_graph) -> None:
     graph, _ = make_graph(ScriptedChatModel())
     with pytest.raises(ConfigError, match="route_request"):
         run_turn(graph, "Hello", route="sideways")
+
+
+def _after_a_retrieved_turn(make_graph, follow_up: str, rewrite: str) -> dict:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of annual leave.", "25 days"),
+            "check_support": ALL_FULLY,
+            "contextualize_question": rewrite,
+            "generate_direct": "You're welcome!",
+        }
+    )
+    graph, _ = make_graph(llm, classifier=FixedClassifier("direct", 0.99), checkpointer=InMemorySaver())
+    run_turn(graph, "How many days of annual leave do employees get?", route="single", thread_id="t")
+    return run_turn(graph, follow_up, thread_id="t")
+
+
+def test_a_follow_up_question_in_a_conversation_from_the_documents_is_never_answered_from_memory(
+    make_graph,
+) -> None:
+    # "At what temperature?" after a recipe answer went 'direct': "350°F", the document says 180 degrees.
+    state = _after_a_retrieved_turn(
+        make_graph, "And how many can be carried over?", "How many days carry over?"
+    )
+    assert state["route"] == "single" and "generate_direct" not in nodes_run(state)
+    assert step(state, "route_question")["escalated"].startswith("a follow-up question")
+
+
+def test_thanks_after_an_answer_stays_direct(make_graph) -> None:
+    state = _after_a_retrieved_turn(make_graph, "Thanks a lot!", "Thanks a lot!")
+    assert state["route"] == "direct" and state["answer"] == "You're welcome!"

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from graphs.rag.nodes._short_answer import backed_short_answer, clean_short_answer, sentences_stating
+from graphs.rag.nodes._short_answer import (
+    backed_short_answer,
+    clean_short_answer,
+    only_repeats_the_question,
+    sentences_stating,
+)
 from tools.knowledge_base.sparse import tokenize
 
 SENTENCE = "Every employee gets 25 days of paid annual leave per calendar year [1]."
@@ -68,3 +73,15 @@ def test_a_whole_sentence_copied_as_the_short_answer_is_not_one() -> None:
     sentence = "Ana Costa also wrote Late Interaction Notes, published in 2021 and read by the whole group"
     assert backed(sentence, sentence) == ""
     assert backed("Late Interaction Notes", sentence) == "Late Interaction Notes"
+
+
+def test_a_short_answer_made_of_the_questions_own_words_is_not_an_answer() -> None:
+    # "Who did Tesla think would run the world of the future?" -> the judge proposed "Tesla".
+    question = "Who did Tesla think would run the world of the future?"
+    assert only_repeats_the_question("Tesla", question, tokenize)
+    assert not only_repeats_the_question("women", question, tokenize)
+    assert not only_repeats_the_question(
+        "Arthur's Magazine", "Which came first, Arthur's Magazine or Time?", tokenize
+    )
+    assert not only_repeats_the_question("yes", "Is Tesla older than Edison?", tokenize)
+    assert only_repeats_the_question("李伟", "李伟还写过什么？", tokenize)

@@ -80,3 +80,18 @@ def sentences_stating(short: str, sentences: list[str], tokenize: Callable[[str]
         return sentences
     stating = [s for s in sentences if backed_short_answer(short, [s], tokenize)]
     return stating or sentences
+
+
+_CHOICE = re.compile(r"\b(or|either|whether)\b|还是|或者|或是", re.IGNORECASE)
+
+
+def only_repeats_the_question(short: str, question: str, tokenize: Callable[[str], list[str]]) -> bool:
+    """The short answer is made of the question's own words ("Tesla" for "Who did Tesla think would
+    run the world?"): the judge picked the subject, not the answer. A question offering a choice
+    ("A or B?", "还是") is answered with its own words, so it is exempt."""
+    if not short or is_yes_no(short) or _CHOICE.search(question):
+        return False
+    if _CJK.search(short):
+        return all(c in question for c in short if c.isalnum())
+    words = set(tokenize(short))
+    return bool(words) and words <= set(tokenize(question))
