@@ -174,9 +174,9 @@ def run_load(
 ) -> dict[str, Any]:
     """Start the fake LLM and the real server, ingest the two tenants' documents, run the clients."""
     with FakeOpenAIServer(auto_reply=True) as llm:
-        os.environ.setdefault("OPENAI_API_KEY", "load-test-key")
-        settings = load_settings(
+        settings = load_settings(  # the key is passed here: setting OPENAI_API_KEY would outlive the run
             home=home,
+            openai_api_key="load-test-key",
             llm={"provider": "openai", "base_url": llm.base_url, "model": "fake-model", "max_retries": 0},
             server={"api_keys": {k: [g] for k, g in KEYS.items()}},
             rerank={"provider": "none"},
