@@ -111,16 +111,20 @@ def after_support(
 TURN_ENDS = frozenset({"finalize_answer", "refuse"})
 
 
-def budget_exhausted_by(state: RagState, now: float | None = None) -> str | None:
-    """Which limit of the turn's budget is reached ("llm_calls: 20 of 20"), or None."""
-    budget = state.get("budget") or {}
+def budget_spent(state: RagState, now: float | None = None) -> dict[str, float]:
+    """What the turn has spent so far, in the budget's own terms."""
     now = time.time() if now is None else now
-    spent = {
+    return {
         "seconds": now - (state.get("turn_started_at") or now),
         "llm_calls": state.get("llm_calls", 0),
         "llm_tokens": state.get("llm_input_tokens", 0) + state.get("llm_output_tokens", 0),
     }
-    for name, used in spent.items():
+
+
+def budget_exhausted_by(state: RagState, now: float | None = None) -> str | None:
+    """Which limit of the turn's budget is reached ("llm_calls: 20 of 20"), or None."""
+    budget = state.get("budget") or {}
+    for name, used in budget_spent(state, now).items():
         limit = budget.get(name)
         if limit is not None and used >= limit:
             shown = f"{used:.1f}" if name == "seconds" else str(used)

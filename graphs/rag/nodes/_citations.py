@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from tools.knowledge_base.text_units import split_sentences
 
 # [1], [1][2], [1, 2], [1，2], 【1】 — the forms models actually write.
-_CITATION = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*)\s*[\]】]")
+CITATION_MARKER = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*)\s*[\]】]")
+_CITATION = CITATION_MARKER
 # Markers a sentence splitter left at the start of the next sentence ("... leave. [2] The policy ...").
 _LEADING_CITATIONS = re.compile(r"^((?:\s*[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】])+)\s*[.。]?\s*")
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from graphs.rag.nodes._citations import CITATION_MARKER
 from tools.knowledge_base.text_units import split_sentences
 
-_CITATION = re.compile(r"[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】]")
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
 _ORDINAL_ZH = re.compile(r"第[一二三四五六七八九十百零两\d]+[届次艘个任期轮批号季]")
@@ -78,7 +78,7 @@ def _zh_value(numeral: str) -> int:
 def numbers_in(text: str) -> set[str]:
     """The numbers of ``text``: in digits (thousands separators dropped), and spelled out in English
     words or Chinese numerals; citation markers excluded."""
-    text = _CITATION.sub(" ", text)
+    text = CITATION_MARKER.sub(" ", text)
     found = {_plain_number(n) for n in _NUMBER.findall(text)}
     found |= {_SPELLED[w] for w in _WORD.findall(text.lower()) if w in _SPELLED}
     found |= {str(_zh_value(n)) for n in _ZH_NUMERAL.findall(text)}
@@ -91,7 +91,7 @@ def unstated_numbers(sentence: str, passages: Sequence[str], question: str) -> l
     for passage in passages:
         known |= numbers_in(passage)
     seen: list[str] = []
-    for number in _NUMBER.findall(_CITATION.sub(" ", sentence)):
+    for number in _NUMBER.findall(CITATION_MARKER.sub(" ", sentence)):
         plain = _plain_number(number)
         if plain not in known and not _within_a_known_number(plain, known) and plain not in seen:
             seen.append(plain)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-_CITATION = re.compile(r"\s*[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】]")
+from graphs.rag.nodes._citations import CITATION_MARKER
+
+_CITATION = re.compile(r"\s*" + CITATION_MARKER.pattern)
 _TRAILING = "。.！!；;，,：: \t"
 SHORT_ANSWER_MAX_CHARS = 120
 SHORT_ANSWER_MAX_WORDS = 10

@@ -3,25 +3,21 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
-from graphs.rag.routing import after_budget_stop, budget_exhausted_by
+from graphs.rag.routing import after_budget_stop, budget_exhausted_by, budget_spent
 from graphs.rag.state import RagState
 
 
 @records_step
 def stop_on_budget(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     reason = budget_exhausted_by(state) or "budget reached"
-    spent = {
-        "seconds": round(time.time() - (state.get("turn_started_at") or time.time()), 2),
-        "llm_calls": state.get("llm_calls", 0),
-        "llm_tokens": state.get("llm_input_tokens", 0) + state.get("llm_output_tokens", 0),
-    }
+    spent = budget_spent(state)
+    spent["seconds"] = round(spent["seconds"], 2)
     return {
         "budget_exhausted": reason,
         "decision": {
