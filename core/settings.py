@@ -186,6 +186,21 @@ class QuestionBudget(BaseModel):
         return QuestionBudget(**merged)
 
 
+class AnswerGate(BaseModel):
+    """Cut-offs on the local model's P(yes) that the passages state the answer, by question language.
+
+    Calibrated by bench/answerable_gate.py (RGB zh_refine 100–119 and a SQuAD sample outside bench.qa's)
+    as the highest cut-off keeping 95% of answerable items: the model's P(yes) runs higher on Chinese
+    passages, answerable or not, so one cut-off for both would reject few Chinese negatives.
+    """
+
+    en: float = Field(0.27, ge=0.0, le=1.0)
+    zh: float = Field(0.50, ge=0.0, le=1.0)
+
+    def cutoff(self, language: str) -> float:
+        return self.zh if language == "zh" else self.en
+
+
 class GraphSettings(BaseModel):
     """Bounds of every loop in the agent graph, and its thresholds (issue 4)."""
 
@@ -208,6 +223,11 @@ class GraphSettings(BaseModel):
         le=20,
         description="unless retrieval is graded 'incorrect', the best this many passages are kept even "
         "below crag_lower (the second entity of a comparison question scores lower than the first)",
+    )
+    answer_gate: AnswerGate | None = Field(
+        default_factory=lambda: AnswerGate(),
+        description="before answering, the local model's P(yes) that the passages state the answer; "
+        "below the cut-off no answer is written (one more retrieval, then a refusal). None = off",
     )
     multi_queries: int = Field(3, ge=2, le=5)
     drop_instruction_text: bool = Field(

@@ -81,6 +81,13 @@ class Resources:
             return self._llm
 
     @property
+    def llm_is_local(self) -> bool:
+        """Whether ``llm`` is the bundled llama.cpp model (its yes/no cut-offs are calibrated for it)."""
+        from tools.providers.chat_local import LocalLlamaChatModel
+
+        return isinstance(self.llm, LocalLlamaChatModel)
+
+    @property
     def classifier(self) -> ComplexityClassifier:
         with self._lock:
             if self._classifier is None:

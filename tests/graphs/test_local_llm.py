@@ -45,7 +45,8 @@ def test_cli_ask_json_answers_the_sample_question_with_a_citation(samples_home: 
     assert "25" in answer["answer"] and not answer["refused"]
     assert "25" in answer["short_answer"] and len(answer["short_answer"].split()) <= 4
     assert any(c["source"].endswith("handbook.md") for c in answer["citations"])
-    assert answer["llm_calls"] <= 2 and answer["route"] == "single"
+    # The answer gate's one-token yes/no, the answer, the judge.
+    assert answer["llm_calls"] <= 3 and answer["route"] == "single"
     assert answer["timings"]["generate_answer"] > 0
 
 
@@ -93,6 +94,44 @@ def test_the_real_judge_gives_every_sentence_of_a_long_answer_its_own_verdict(ag
     verdicts = [v["verdict"] for v in update["support"]]
     assert len(verdicts) == 5 and "unchecked" not in verdicts  # one verdict per sentence, none skipped
     assert [v["verdict"] for v in update["steps"][-1]["decision"]["verdicts"]] == verdicts  # traced, each
+
+
+def harbour_cup_state(question: str, language: str = "en") -> dict:
+    text = (
+        "2023年港湾杯由海鸥队夺得，他们在决赛中以3比1击败苍鹭队。"
+        if language == "zh"
+        else "The 2023 Harbour Cup was won by the Gulls, who beat the Herons 3-1 in the final at Pier Stadium."
+    )
+    passage = {"n": 1, "chunk_id": "c::0", "doc_id": "c", "source": "cup.md", "title": "Harbour Cup",
+               "page": None, "url": None, "origin": "kb", "text": text}  # fmt: skip
+    return {"standalone_question": question, "language": language, "route": "single", "context": [passage]}
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [("Who won the 2024 Harbour Cup?", "en"), ("2024年港湾杯的冠军是谁？", "zh")],
+)
+def test_the_answer_gate_writes_no_answer_from_passages_about_another_year(
+    agent: Agent, question: str, language: str
+) -> None:
+    from graphs.rag.nodes.generate_answer import generate_answer
+
+    update = generate_answer(harbour_cup_state(question, language), {}, resources=agent.resources)
+
+    gate = update["steps"][-1]["decision"]["answer_gate"]
+    assert gate["passed"] is False and gate["p_yes"] < gate["cutoff"]
+    assert update["generator_refused"] and update["answer_draft"] == ""
+
+
+def test_the_answer_gate_lets_the_passage_that_states_the_answer_through(agent: Agent) -> None:
+    from graphs.rag.nodes.generate_answer import generate_answer
+
+    update = generate_answer(
+        harbour_cup_state("Who won the 2023 Harbour Cup?"), {}, resources=agent.resources
+    )
+
+    assert update["steps"][-1]["decision"]["answer_gate"]["passed"] is True
+    assert "Gulls" in update["answer_draft"] and not update["generator_refused"]
 
 
 def test_an_injected_instruction_in_a_retrieved_document_is_not_obeyed(tmp_path: Path) -> None:

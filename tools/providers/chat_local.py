@@ -56,6 +56,9 @@ _PER_CALL_OPTIONS = (
     "response_format",
 )
 
+# How many of the first reply token's most likely alternatives ``top_logprobs`` may ask for (OpenAI's cap).
+MAX_TOP_LOGPROBS = 20
+
 
 @dataclass
 class _LoadedLlama:
@@ -168,6 +171,38 @@ class _TokenCounter:
         return scores
 
 
+class _FirstTokenLogprobs:
+    """A llama.cpp logits processor that keeps the log-probabilities of the first reply token's ``top``
+    most likely alternatives (before any grammar or penalty), as ``[{"token": text, "logprob": x}]``.
+
+    A yes/no decision the model states in its first token (an answer, or ``NOT_FOUND``) can then be
+    read as a probability and thresholded, at no extra call (issue 11, item 3).
+    """
+
+    def __init__(self, llama: Any, top: int) -> None:
+        self.llama = llama
+        self.top = top
+        self.alternatives: list[dict[str, Any]] | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.alternatives is None:
+            import numpy as np
+
+            logits = np.asarray(scores, dtype=np.float64)
+            shifted = logits - logits.max()
+            log_probabilities = shifted - np.log(np.exp(shifted).sum())
+            best = np.argpartition(-log_probabilities, self.top)[: self.top]
+            best = best[np.argsort(-log_probabilities[best])]
+            self.alternatives = [
+                {
+                    "token": self.llama.detokenize([int(i)]).decode("utf-8", errors="replace"),
+                    "logprob": float(log_probabilities[i]),
+                }
+                for i in best
+            ]
+        return scores
+
+
 def _as_llama_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     converted = convert_to_openai_messages(list(messages))
     result = []
@@ -265,6 +300,19 @@ class LocalLlamaChatModel(BaseChatModel):
             options["stop"] = stop
         return options
 
+    def _logits_processors(self, loaded: _LoadedLlama, kwargs: dict[str, Any]) -> list[Any]:
+        """The processors a call asks for: first-token alternatives when ``logprobs`` is set."""
+        if not kwargs.get("logprobs"):
+            return []
+        top = min(max(int(kwargs.get("top_logprobs") or 1), 1), MAX_TOP_LOGPROBS)
+        return [_FirstTokenLogprobs(loaded.llama, top)]
+
+    def _response_metadata(self, finish_reason: str | None, watchers: list[Any]) -> dict[str, Any]:
+        metadata: dict[str, Any] = {"finish_reason": finish_reason, "model_name": self.model_name}
+        for watcher in watchers:
+            metadata["first_token_logprobs"] = watcher.alternatives or []
+        return metadata
+
     def _context_overflow(self, exc: ValueError) -> ProviderUnavailable:
         return ProviderUnavailable(
             PROVIDER_LABEL, f"{exc}; shorten the prompt or raise llm.context_tokens ({self.context_tokens})"
@@ -277,8 +325,13 @@ class LocalLlamaChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        from llama_cpp import LogitsProcessorList
+
         loaded = self.loaded()
         options = self._completion_options(stop, kwargs)
+        watchers = self._logits_processors(loaded, kwargs)
+        if watchers:
+            options["logits_processor"] = LogitsProcessorList(watchers)
         with loaded.lock:
             evaluated_before = _prompt_tokens_evaluated(loaded.llama)
             try:
@@ -293,7 +346,7 @@ class LocalLlamaChatModel(BaseChatModel):
             usage_metadata=_usage(
                 usage["prompt_tokens"], usage["completion_tokens"], evaluated_before, evaluated_after
             ),
-            response_metadata={"finish_reason": choice["finish_reason"], "model_name": self.model_name},
+            response_metadata=self._response_metadata(choice["finish_reason"], watchers),
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -309,6 +362,7 @@ class LocalLlamaChatModel(BaseChatModel):
         loaded = self.loaded()
         options = self._completion_options(stop, kwargs)
         counter = _TokenCounter()
+        watchers = self._logits_processors(loaded, kwargs)
         finish_reason = None
         # The lock is held for the whole stream; an abandoned stream releases it when it is closed.
         with loaded.lock:
@@ -317,7 +371,7 @@ class LocalLlamaChatModel(BaseChatModel):
                 pieces = loaded.llama.create_chat_completion(
                     _as_llama_messages(messages),
                     stream=True,
-                    logits_processor=LogitsProcessorList([counter]),
+                    logits_processor=LogitsProcessorList([counter, *watchers]),
                     **options,
                 )
                 for piece in pieces:
@@ -341,7 +395,7 @@ class LocalLlamaChatModel(BaseChatModel):
                 usage_metadata=_usage(
                     counter.prompt_tokens, max(completion_tokens, 0), evaluated_before, evaluated_after
                 ),
-                response_metadata={"finish_reason": finish_reason, "model_name": self.model_name},
+                response_metadata=self._response_metadata(finish_reason, watchers),
                 chunk_position="last",
             )
         )

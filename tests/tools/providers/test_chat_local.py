@@ -84,6 +84,20 @@ def test_stream_yields_tokens_that_add_up_to_the_invoked_reply(local_chat, batch
     assert chunks[-1].usage_metadata["output_tokens"] == invoked.usage_metadata["output_tokens"]
 
 
+def test_logprobs_report_the_first_tokens_alternatives_best_first_with_the_sampled_one_on_top(local_chat):
+    reply = local_chat.bind(logprobs=True, top_logprobs=5, max_tokens=1).invoke(
+        "Is Paris the capital of France? Reply with one word: yes or no."
+    )
+
+    alternatives = reply.response_metadata["first_token_logprobs"]
+    assert len(alternatives) == 5
+    logprobs = [a["logprob"] for a in alternatives]
+    assert logprobs == sorted(logprobs, reverse=True) and all(lp <= 0 for lp in logprobs)
+    assert alternatives[0]["token"] == reply.content  # greedy: the sampled token is the most likely one
+    assert reply.content.strip().lower() == "yes"
+    assert "first_token_logprobs" not in local_chat.invoke("Say hi.").response_metadata  # only when asked
+
+
 def test_structured_output_returns_a_valid_pydantic_instance(local_chat):
     facts = local_chat.with_structured_output(CityFacts).invoke(
         "Paris: give the city, its country, and whether it is the capital."
