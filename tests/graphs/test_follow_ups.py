@@ -109,3 +109,28 @@ def test_a_rewrite_that_hands_back_the_earlier_question_keeps_the_follow_up_and_
     assert decision["fallback"] == "the rewrite repeated an earlier question"
     assert second["standalone_question"].startswith("Where was that person born? (context: Who leads")
     assert "Maria Chen" in second["standalone_question"] and "[1]" not in second["standalone_question"]
+
+
+def test_the_second_one_is_the_second_item_the_previous_answer_listed_with_no_rewrite_call(
+    make_graph,
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite_any(
+                ("The Aurora project has two leads: Maria Chen and Tom Berg.", "Aurora project is led by"),
+            ),
+            "check_support": ALL_FULLY,
+            "contextualize_question": "Where was Maria Chen born?",  # the small model's usual slip
+        }
+    )
+    graph, _ = make_graph(
+        llm, reranker=ScriptedReranker({"projects::c0": 0.95}, default=0.1), checkpointer=InMemorySaver()
+    )
+    run_turn(graph, "Who leads the Aurora project?", route="single", thread_id="t-list")
+    second = run_turn(graph, "Where was the second one born?", route="single", thread_id="t-list")
+
+    assert second["standalone_question"] == "Where was Tom Berg born?"
+    assert step(second, "contextualize")["list_reference"] == "resolved"
+    assert "contextualize_question" not in llm.prompts_called()

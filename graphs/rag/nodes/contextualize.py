@@ -1,4 +1,7 @@
-"""Follow-up → standalone question, using the thread's history (issue 5's chat relies on this)."""
+"""Follow-up → standalone question, using the thread's history (issue 5's chat relies on this).
+
+A reference into the list the previous answer gave ("the second one", "那第二部") is resolved without
+the model (``_list_reference``); anything else is rewritten by one LLM call."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._citations import without_citations
+from graphs.rag.nodes._list_reference import resolve_list_reference
 from graphs.rag.nodes._llm import ask_text, one_line
 from graphs.rag.nodes._passages import neutralise_delimiters
 from graphs.rag.nodes._step import records_step
@@ -38,11 +42,16 @@ def format_history(history: list[BaseMessage]) -> str:
 
 @records_step
 def contextualize(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    """Rewrite the question into a standalone one with one LLM call; keep it unchanged if the reply is empty."""
+    """Rewrite the question into a standalone one (one LLM call, none for a list reference); keep it
+    unchanged if the reply is empty."""
     question = state["question"]
     history = earlier_turns(list(state.get("messages") or []), resources.settings.chat.history_turns)
     if not history:
         return {"standalone_question": question, "decision": {"rewritten": False, "reason": "no history"}}
+    last_answer = next((str(m.text) for m in reversed(history) if isinstance(m, AIMessage)), "")
+    if resolved := resolve_list_reference(question, last_answer):
+        decision = {"rewritten": True, "standalone_question": resolved, "list_reference": "resolved"}
+        return {"standalone_question": resolved, "decision": decision}
     user = (
         f"Conversation so far:\n<conversation>\n{format_history(history)}\n</conversation>\n\n"
         f"Latest message: {question}\n\nStandalone question:"
