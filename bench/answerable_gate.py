@@ -47,7 +47,8 @@ from graphs.rag.nodes._llm import (  # noqa: E402
     probability_of_opening,
     probability_yes,
 )
-from graphs.rag.nodes.generate_answer import NOT_FOUND, answer_prompt, answerable_prompt  # noqa: E402
+from graphs.rag.nodes.check_answerable import answerable_prompt  # noqa: E402
+from graphs.rag.nodes.generate_answer import NOT_FOUND, answer_prompt  # noqa: E402
 from prompts import load_prompt  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

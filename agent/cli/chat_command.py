@@ -34,6 +34,7 @@ STEP_LABELS = {
     "refine_passages": "keeping relevant sentences",
     "web_search": "searching the web",
     "expand_context": "expanding context",
+    "check_answerable": "checking the passages hold the answer",
     "generate_answer": "writing",
     "regenerate_answer": "rewriting",
     "check_support": "checking support",

@@ -6,7 +6,8 @@ start_turn → [contextualize] → route_question
                 correct → expand_context; ambiguous → web_search → expand_context;
                 incorrect → web_search | crag_retry → retrieve | refuse
   iterative → retrieve ⇄ ircot_reason (IRCoT) → expand_context
-expand_context → refine_passages → generate_answer → check_support (IsSup + IsUse)
+expand_context → refine_passages → check_answerable (do the passages state it?) → generate_answer
+  → check_support (IsSup + IsUse)
   unsupported → regenerate_answer → check_support; not useful → usefulness_retry → retrieve
   → finalize_answer | refuse
 Every conditional edge goes to stop_on_budget instead once the question's budget is spent
@@ -24,6 +25,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from core.settings import Settings
 from graphs.rag import routing
+from graphs.rag.nodes.check_answerable import check_answerable
 from graphs.rag.nodes.check_support import check_support
 from graphs.rag.nodes.contextualize import contextualize
 from graphs.rag.nodes.crag_retry import crag_retry
@@ -63,6 +65,7 @@ NODES = {
         crag_retry,
         expand_context,
         refine_passages,
+        check_answerable,
         generate_answer,
         regenerate_answer,
         check_support,
@@ -101,7 +104,7 @@ def build_graph(
         routing.after_route,
         ["generate_direct", "reuse_or_retrieve", "transform_query", "retrieve"],
     )
-    branch("reuse_or_retrieve", routing.after_reuse, ["generate_answer", "transform_query", "retrieve"])
+    branch("reuse_or_retrieve", routing.after_reuse, ["check_answerable", "transform_query", "retrieve"])
     builder.add_edge("transform_query", "retrieve")
     branch(
         "retrieve",
@@ -115,7 +118,12 @@ def build_graph(
     )
     builder.add_edge("crag_retry", "retrieve")
     builder.add_edge("expand_context", "refine_passages")
-    branch("refine_passages", routing.after_refine, ["generate_answer", "refuse"])
+    branch("refine_passages", routing.after_refine, ["check_answerable", "refuse"])
+    branch(
+        "check_answerable",
+        partial(routing.after_answerable, bounds=bounds),
+        ["generate_answer", "usefulness_retry", "refuse"],
+    )
     for generator in ("generate_answer", "regenerate_answer"):
         branch(
             generator,

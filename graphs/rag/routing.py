@@ -33,9 +33,9 @@ def after_route(
     return "transform_query" if route == "single" else "retrieve"
 
 
-def after_reuse(state: RagState) -> Literal["generate_answer", "transform_query", "retrieve"]:
+def after_reuse(state: RagState) -> Literal["check_answerable", "transform_query", "retrieve"]:
     if state.get("reused_previous_context"):
-        return "generate_answer"
+        return "check_answerable"
     return "transform_query" if state.get("route") == "single" else "retrieve"
 
 
@@ -72,19 +72,28 @@ def after_web(state: RagState, bounds: GraphSettings) -> Literal["expand_context
     return "crag_retry" if state.get("crag_retries", 0) < bounds.max_crag_retries else "refuse"
 
 
-def after_refine(state: RagState) -> Literal["generate_answer", "refuse"]:
-    return "generate_answer" if state.get("context") else "refuse"
+def after_refine(state: RagState) -> Literal["check_answerable", "refuse"]:
+    return "check_answerable" if state.get("context") else "refuse"
+
+
+def not_found_retry(state: RagState, bounds: GraphSettings) -> Literal["usefulness_retry", "refuse"]:
+    """The passages do not hold the answer: another retrieval within its bound, then a refusal."""
+    return (
+        "usefulness_retry" if state.get("usefulness_retries", 0) < bounds.max_usefulness_retries else "refuse"
+    )
+
+
+def after_answerable(
+    state: RagState, bounds: GraphSettings
+) -> Literal["generate_answer", "usefulness_retry", "refuse"]:
+    return not_found_retry(state, bounds) if state.get("generator_refused") else "generate_answer"
 
 
 def after_generate(
     state: RagState, bounds: GraphSettings
 ) -> Literal["check_support", "usefulness_retry", "refuse"]:
     """A generator that found no answer in the passages asks for another retrieval, within its bound."""
-    if not state.get("generator_refused"):
-        return "check_support"
-    return (
-        "usefulness_retry" if state.get("usefulness_retries", 0) < bounds.max_usefulness_retries else "refuse"
-    )
+    return "check_support" if not state.get("generator_refused") else not_found_retry(state, bounds)
 
 
 def after_support(
@@ -102,9 +111,7 @@ def after_support(
         and state.get("usefulness_retries", 0) < bounds.max_usefulness_retries
     ):
         return "usefulness_retry"
-    if verdicts and all(v == "not" for v in verdicts):
-        return "refuse"
-    return "finalize_answer"
+    return "refuse" if no_sentence_survives(state) else "finalize_answer"
 
 
 # Edges ending the turn pass through a spent budget: they do no more work.
@@ -150,4 +157,10 @@ def within_budget(edge: Callable[..., str]) -> Callable[..., str]:
 def after_budget_stop(state: RagState) -> Literal["finalize_answer", "refuse"]:
     """The draft written so far is the best answer there is; without one the turn refuses."""
     has_draft = bool(state.get("answer_draft")) and not state.get("generator_refused")
-    return "finalize_answer" if has_draft else "refuse"
+    return "finalize_answer" if has_draft and not no_sentence_survives(state) else "refuse"
+
+
+def no_sentence_survives(state: RagState) -> bool:
+    """The judge found every sentence unsupported: finalize_answer would remove them all."""
+    verdicts = [v["verdict"] for v in state.get("support") or []]
+    return bool(verdicts) and all(v == "not" for v in verdicts)

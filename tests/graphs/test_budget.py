@@ -47,6 +47,18 @@ def test_out_of_time_before_any_draft_the_turn_refuses_and_says_why(make_graph) 
     assert step(state, "stop_on_budget")["then"] == "refuse"
 
 
+def test_out_of_time_after_every_sentence_was_judged_unsupported_the_turn_refuses(make_graph) -> None:
+    from tests.graphs.scripts import support
+
+    llm = ScriptedChatModel(replies={"generate_answer": ANSWER, "check_support": support("not")})
+    graph, _ = make_graph(llm)
+    state = run_turn(graph, QUESTION, route="single", budget={"llm_calls": 2})  # the answer, the judge
+
+    assert step(state, "stop_on_budget")["then"] == "refuse"  # not an empty "answer" with nothing kept
+    assert state["refused"] and state["answer"].strip()
+    assert state["refusal_reason"].startswith("no sentence of the answer was supported by the sources, and")
+
+
 def test_a_token_budget_counts_input_and_output_tokens(make_graph) -> None:
     llm = answering_llm()  # the scripted model reports 10 input + 5 output tokens per call
     graph, _ = make_graph(llm)

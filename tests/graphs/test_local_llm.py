@@ -114,24 +114,23 @@ def harbour_cup_state(question: str, language: str = "en") -> dict:
 def test_the_answer_gate_writes_no_answer_from_passages_about_another_year(
     agent: Agent, question: str, language: str
 ) -> None:
-    from graphs.rag.nodes.generate_answer import generate_answer
+    from graphs.rag.nodes.check_answerable import check_answerable
 
-    update = generate_answer(harbour_cup_state(question, language), {}, resources=agent.resources)
+    update = check_answerable(harbour_cup_state(question, language), {}, resources=agent.resources)
 
-    gate = update["steps"][-1]["decision"]["answer_gate"]
+    gate = update["steps"][-1]["decision"]
     assert gate["passed"] is False and gate["p_yes"] < gate["cutoff"]
-    assert update["generator_refused"] and update["answer_draft"] == ""
+    assert update["generator_refused"] is True
 
 
 def test_the_answer_gate_lets_the_passage_that_states_the_answer_through(agent: Agent) -> None:
-    from graphs.rag.nodes.generate_answer import generate_answer
+    from graphs.rag.nodes.check_answerable import check_answerable
 
-    update = generate_answer(
+    update = check_answerable(
         harbour_cup_state("Who won the 2023 Harbour Cup?"), {}, resources=agent.resources
     )
 
-    assert update["steps"][-1]["decision"]["answer_gate"]["passed"] is True
-    assert "Gulls" in update["answer_draft"] and not update["generator_refused"]
+    assert update["steps"][-1]["decision"]["passed"] is True and update["generator_refused"] is False
 
 
 def test_an_injected_instruction_in_a_retrieved_document_is_not_obeyed(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ def test_every_node_leaves_one_step_entry_with_its_decision(make_graph, reranker
         "grade_retrieval",
         "expand_context",
         "refine_passages",
+        "check_answerable",
         "generate_answer",
         "check_support",
         "finalize_answer",

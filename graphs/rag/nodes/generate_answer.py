@@ -1,11 +1,4 @@
-"""The cited answer from the numbered context; ``answer_prompt`` and ``draft_update`` serve its regeneration too.
-
-With ``graph.answer_gate`` set, the local model is first asked whether the passages state the answer
-at all (``prompts/passages_state_answer.md``; P(yes) read from its one output token). Below the cut-off
-it counts as the generator's own NOT_FOUND: one more retrieval, then a refusal. Hosted models skip it
-(the cut-offs are calibrated for the local one, ``bench/answerable_gate.py``), and so does IRCoT (the
-calibration questions are single-hop).
-"""
+"""The cited answer from the numbered context; ``answer_prompt`` and ``draft_update`` serve its regeneration too."""
 
 from __future__ import annotations
 
@@ -20,7 +13,7 @@ from graphs.rag.nodes._citations import (
     cited_numbers,
     normalise_citations,
 )
-from graphs.rag.nodes._llm import ask_text, probability_yes
+from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._passages import format_passages, language_name
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -70,38 +63,12 @@ def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) ->
     return {"answer_draft": draft, "generator_refused": refused, "decision": decision}
 
 
-def answerable_prompt(state: RagState) -> tuple[str, str]:
-    """(system, user) of the yes/no question: do the passages state the answer to the question?"""
-    user = (
-        f"{format_passages(state.get('context') or [])}\n\nQuestion: {state['standalone_question']}\n\n"
-        "Do the passages state the answer to this question? Reply yes or no."
-    )
-    return load_prompt("passages_state_answer"), user
-
-
-def answer_gate(state: RagState, resources: Resources, config: RunnableConfig) -> dict[str, Any] | None:
-    """The passages-state-the-answer check, or None when it does not apply (off, or a hosted model)."""
-    gate = resources.settings.graph.answer_gate
-    # Calibrated on single-hop questions: the passages of a multi-hop one state its answer only jointly.
-    if gate is None or not resources.llm_is_local or state.get("route") == "iterative":
-        return None
-    cutoff = gate.cutoff(state.get("language", "en"))
-    p_yes = probability_yes(resources.llm, *answerable_prompt(state), config)
-    return {
-        "p_yes": None if p_yes is None else round(p_yes, 3),
-        "cutoff": cutoff,
-        "passed": p_yes is None or p_yes >= cutoff,
-    }
-
-
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    gate = answer_gate(state, resources, config)
     system, user = answer_prompt(state, strict=False)
-    decision: dict[str, Any] = {"reused_previous_context": bool(state.get("reused_previous_context"))}
-    if gate is not None:
-        decision["answer_gate"] = gate
-    reply = ask_text(resources.llm, system, user, config) if gate is None or gate["passed"] else NOT_FOUND
-    update = draft_update(reply, state, decision)
+    reply = ask_text(resources.llm, system, user, config)
+    update = draft_update(
+        reply, state, {"reused_previous_context": bool(state.get("reused_previous_context"))}
+    )
     update["strict_generation"] = False
     return update

@@ -19,8 +19,14 @@ def refusal_text(language: str) -> str:
 
 def refusal_reason(state: RagState) -> str:
     """Why this turn refuses, from what the state shows was tried."""
+    unsupported = bool(state.get("support")) and all(
+        v["verdict"] == "not" for v in state.get("support") or []
+    )
     if state.get("budget_exhausted"):
-        return f"the question's budget ran out ({state['budget_exhausted']}) before an answer was written"
+        spent = f"the question's budget ran out ({state['budget_exhausted']})"
+        if unsupported:
+            return f"no sentence of the answer was supported by the sources, and {spent}"
+        return f"{spent} before an answer was written"
     if state.get("crag_action") == "refuse" or (
         state.get("crag_grade") == "incorrect" and not state.get("hits")
     ):
@@ -31,7 +37,7 @@ def refusal_reason(state: RagState) -> str:
     if state.get("unmet_constraints"):
         asked = ", ".join(state["unmet_constraints"])
         return f"the passages state it for something else, not for {asked}"
-    if state.get("support") and all(v["verdict"] == "not" for v in state.get("support") or []):
+    if unsupported:
         return "no sentence of the answer was supported by the sources"
     if state.get("generator_refused"):
         return f"the passages do not contain the answer (after {state.get('usefulness_retries', 0)} re-retrievals)"
