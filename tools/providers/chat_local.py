@@ -5,6 +5,10 @@ callback receives every token), usage metadata on the reply, and ``with_structur
 returning a validated pydantic instance (llama.cpp constrains the reply with a grammar compiled from the
 JSON schema).
 
+``bind(logprobs=True, top_logprobs=k)`` reports the first reply token's k most likely alternatives
+(``response_metadata["first_token_logprobs"]``: token text and log-probability, read before any grammar or
+penalty), so a one-word yes/no reply can be read as a probability (the answer gate, ``check_answerable``).
+
 The weights load once per process per (path, context size, threads, prompt cache); a llama.cpp context
 is not thread-safe, so calls on one loaded model are serialised by its lock.
 
