@@ -43,7 +43,7 @@ class LocalResources(Resources):
 
 def run_gate(p_yes: float, language: str = "en", route: str = "single", **graph: Any):
     llm = ScriptedLocalModel(p_yes=p_yes, replies={"passages_state_answer": "yes"})
-    resources = LocalResources(load_settings(graph=graph), llm=llm)
+    resources = LocalResources(load_settings(graph={"answer_gate": {}} | graph), llm=llm)
     state = {
         "standalone_question": "Who won the cup?",
         "language": language,
@@ -94,7 +94,9 @@ def test_a_model_other_than_the_local_one_is_not_gated() -> None:
         "context": [PASSAGE],
     }
 
-    update = check_answerable(state, {}, resources=Resources(load_settings(), llm=llm))
+    update = check_answerable(
+        state, {}, resources=Resources(load_settings(graph={"answer_gate": {}}), llm=llm)
+    )
 
     assert llm.prompts_called() == []
     assert update["steps"][-1]["decision"]["skipped"] == "not calibrated for a hosted model"
@@ -110,8 +112,29 @@ def test_a_gated_question_is_retrieved_again_then_refused_without_an_answer_call
     llm = ScriptedLocalModel(
         p_yes=0.05, replies={"passages_state_answer": "no", "rewrite_query": "annual leave"}
     )
-    graph, _ = make_graph(llm, reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2))
+    graph, _ = make_graph(
+        llm, reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2), graph={"answer_gate": {}}
+    )
     result = run_turn(graph, "How many days of annual leave do Northwind employees get?", route="single")
 
     assert result["refused"] and nodes_run(result).count("check_answerable") == 2
     assert "generate_answer" not in llm.prompts_called()
+
+
+def test_the_gate_is_off_by_default() -> None:
+    # It did not carry over from the labelled set to the pipeline's contexts (docs/benchmarks.md).
+    assert load_settings().graph.answer_gate is None
+    llm = ScriptedLocalModel(p_yes=0.01, replies={})
+    state = {
+        "standalone_question": "Who won the cup?",
+        "language": "en",
+        "route": "single",
+        "context": [PASSAGE],
+    }
+
+    update = check_answerable(state, {}, resources=LocalResources(load_settings(), llm=llm))
+
+    assert (
+        llm.prompts_called() == []
+        and update["steps"][-1]["decision"]["skipped"] == "graph.answer_gate is off"
+    )
