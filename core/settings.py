@@ -226,8 +226,8 @@ class GraphSettings(BaseModel):
     )
     # Off by default: on the labelled set (2 passages per question) it rejected 0.70 / 0.45 of the
     # unanswerable items, but on the pipeline's own contexts (4-6 refined passages) RGB's negatives
-    # score P(yes) 0.7-0.9, above the cut-off: it refused 1 more and 1 fewer of 10 (bench/answerable_gate.py,
-    # docs/benchmarks.md). Cut-offs calibrated on the pipeline's contexts would be needed first.
+    # score P(yes) 0.54-0.93, above the cut-off: it refused 1 more and 1 fewer of 13
+    # (bench/answerable_gate.py, docs/benchmarks.md). It needs cut-offs calibrated on those contexts.
     answer_gate: AnswerGate | None = Field(
         None,
         description="before answering, the local model's P(yes) that the passages state the answer; "
