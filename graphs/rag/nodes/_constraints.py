@@ -61,7 +61,7 @@ _ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千]+")
 _WORD = re.compile(r"[a-z]+")
 
 
-def _zh_value(numeral: str) -> int:
+def zh_numeral_value(numeral: str) -> int:
     """A Chinese numeral below 10,000 as a number: 二十五 -> 25, 一百五十 -> 150, 二〇二一 -> 2021."""
     if not any(c in _ZH_UNITS for c in numeral):  # digit by digit, as years are written
         return int("".join(str(_ZH_DIGITS[c]) for c in numeral))
@@ -81,7 +81,7 @@ def numbers_in(text: str) -> set[str]:
     text = CITATION_MARKER.sub(" ", text)
     found = {_plain_number(n) for n in _NUMBER.findall(text)}
     found |= {_SPELLED[w] for w in _WORD.findall(text.lower()) if w in _SPELLED}
-    found |= {str(_zh_value(n)) for n in _ZH_NUMERAL.findall(text)}
+    found |= {str(zh_numeral_value(n)) for n in _ZH_NUMERAL.findall(text)}
     return found
 
 

@@ -10,20 +10,8 @@ from __future__ import annotations
 import re
 
 from graphs.rag.nodes._citations import without_citations
+from graphs.rag.nodes._constraints import zh_numeral_value
 
-_CHINESE_NUMERALS = {
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-    "十": 10,
-}
 # 第二部 / 第二款 / 第二个 … (a measure word for an item), not 第七届 / 第二次 / 第二名 (an edition, a
 # time, a rank: those are constraints of the question itself).
 _CHINESE_ORDINAL = re.compile(
@@ -46,7 +34,7 @@ def ordinal_in(question: str) -> tuple[str, int] | None:
     """(the words that point into a list, the item's position: 1-based, -1 = last) or None."""
     if match := _CHINESE_ORDINAL.search(question):
         number = match.group(1)
-        return match.group(0), int(number) if number.isdigit() else _CHINESE_NUMERALS[number]
+        return match.group(0), int(number) if number.isdigit() else zh_numeral_value(number)
     if match := _CHINESE_FORMER_LATTER.search(question):
         return match.group(0), 1 if match.group(0) == "前者" else -1
     if match := _ENGLISH_ORDINAL.search(question):

@@ -9,6 +9,7 @@ from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
+from graphs.rag.routing import no_sentence_survives
 from graphs.rag.state import RagState
 from prompts import load_prompt
 
@@ -19,9 +20,7 @@ def refusal_text(language: str) -> str:
 
 def refusal_reason(state: RagState) -> str:
     """Why this turn refuses, from what the state shows was tried."""
-    unsupported = bool(state.get("support")) and all(
-        v["verdict"] == "not" for v in state.get("support") or []
-    )
+    unsupported = no_sentence_survives(state)
     if state.get("budget_exhausted"):
         spent = f"the question's budget ran out ({state['budget_exhausted']})"
         if unsupported:
