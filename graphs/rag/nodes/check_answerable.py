@@ -10,6 +10,9 @@ answered as JSON or the generator's own NOT_FOUND, at the same share of answerab
 (``bench/answerable_gate.py``). Hosted models skip it, and so does IRCoT: the cut-offs are calibrated
 for the local model on single-hop questions (a multi-hop question's passages state its answer only
 jointly). It is its own step so that the question's budget is checked between it and the answer.
+
+Off by default (``graph.answer_gate: None``): on the pipeline's own, longer contexts RGB's negatives
+scored above the cut-off, so it changed no refusals end to end (docs/benchmarks.md, Session 8).
 """
 
 from __future__ import annotations
