@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from graphs.rag.nodes._short_answer import (
+    asks_yes_no,
     backed_short_answer,
     clean_short_answer,
     only_repeats_the_question,
@@ -85,3 +86,27 @@ def test_a_short_answer_made_of_the_questions_own_words_is_not_an_answer() -> No
     )
     assert not only_repeats_the_question("yes", "Is Tesla older than Edison?", tokenize)
     assert only_repeats_the_question("李伟", "李伟还写过什么？", tokenize)
+
+
+def test_only_a_question_asked_for_yes_or_no_takes_yes_or_no() -> None:
+    # SQuAD: "What major conquest did Tancred play a roll in?" got the short answer "yes".
+    for question in (
+        "Is the warranty longer than a year?",
+        "Were both bands formed in London?",
+        "Did the museum open before 1900?",
+        "And does it ship to Canada?",
+        "HX-200 支持快充吗？",
+        "这款相机是否防水",
+        "他有没有获得过金牌？",
+    ):
+        assert asks_yes_no(question), question
+    for question in (
+        "What major conquest did Tancred play a roll in?",
+        "Who wrote Fusion at Scale?",
+        "Is the museum in Oslo or in Bergen?",
+        "Which came first, Arthur's Magazine or Time?",
+        "他还写过什么？",
+        "首趟RCEP班列的起点？",
+        "小米和华为哪家的销量更高？",
+    ):
+        assert not asks_yes_no(question), question

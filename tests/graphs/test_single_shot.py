@@ -171,3 +171,16 @@ def test_a_sentence_with_a_figure_its_passage_never_states_is_unsupported(make_g
     state = run_turn(graph, QUESTION, route="single")
     assert state["refused"]  # the judge said 'fully'; the figure is nowhere in the passage
     assert list(step(state, "check_support")["unstated_numbers"].values()) == [["30"]]
+
+
+def test_a_yes_or_no_short_answer_to_a_question_not_asking_for_one_is_not_shown(make_graph, reranker) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of paid annual leave per year.", "25 days"),
+            "check_support": support("fully", short="yes"),
+        }
+    )
+    graph, _ = make_graph(llm, reranker=reranker)
+    state = run_turn(graph, QUESTION, route="single")
+    assert state["short_answer"] == "" and "25 days" in state["answer"]
+    assert step(state, "finalize_answer")["short_answer_dropped"] is True

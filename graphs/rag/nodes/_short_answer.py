@@ -23,6 +23,8 @@ BACKED_SHARE = 0.75  # of the short answer's words found in the evidence; its nu
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _YES_NO = frozenset({"yes", "no", "是", "否", "不是", "对", "不对", "是的", "不"})
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# A question offering a choice ("A or B?", "还是") is answered with one of its own words, not yes/no.
+_CHOICE = re.compile(r"\b(or|either|whether)\b|还是|或者|或是", re.IGNORECASE)
 
 
 def clean_short_answer(text: str) -> str:
@@ -47,6 +49,23 @@ def too_long(short: str) -> bool:
 
 def is_yes_no(short: str) -> bool:
     return short.lower().rstrip(_TRAILING) in _YES_NO or short.lower().startswith(("yes,", "no,"))
+
+
+# A question answered by yes or no opens with an auxiliary verb ("Is", "Did", "Were both ...") or, in
+# Chinese, ends in 吗 or asks 是否 / 是不是 / 有没有 (A-not-A).
+_YES_NO_OPENING = re.compile(
+    r"^\W*(?:and |but |so |also )?(?:is|are|was|were|am|do|does|did|can|could|will|would|shall|should|"
+    r"may|might|must|has|have|had|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|can't|won't)\b",
+    re.IGNORECASE,
+)
+_YES_NO_CHINESE = re.compile(r"吗\s*[？?。]?\s*$|是否|是不是|有没有|能不能|会不会|可不可以|对不对|能否|可否")
+
+
+def asks_yes_no(question: str) -> bool:
+    """The question is answered by yes or no, and offers no choice ("Is it A or B?" names A or B)."""
+    if _CHOICE.search(question):
+        return False
+    return bool(_YES_NO_OPENING.search(question) or _YES_NO_CHINESE.search(question))
 
 
 def backed_short_answer(short: str, evidence: Iterable[str], tokenize: Callable[[str], list[str]]) -> str:
@@ -82,9 +101,6 @@ def sentences_stating(short: str, sentences: list[str], tokenize: Callable[[str]
         return sentences
     stating = [s for s in sentences if backed_short_answer(short, [s], tokenize)]
     return stating or sentences
-
-
-_CHOICE = re.compile(r"\b(or|either|whether)\b|还是|或者|或是", re.IGNORECASE)
 
 
 def only_repeats_the_question(short: str, question: str, tokenize: Callable[[str], list[str]]) -> bool:
