@@ -124,6 +124,22 @@ def saved_limit(saved: dict[str, Any]) -> int:
     return saved["questions"] + len(saved.get("skipped_questions", []))
 
 
+def rebuild_summary() -> int:
+    """qa_summary.json and qa_summary.png from every finished run's JSON (a run still under way, or
+    absent, is left out)."""
+    runs = {
+        name: headline(json.loads((RESULTS / f"qa_{name}.json").read_text(encoding="utf-8")))
+        for name in RUNS
+        if (RESULTS / f"qa_{name}.json").is_file()
+    }
+    summary = {"runs": runs, "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
+    summary_path = RESULTS / "qa_summary.json"
+    summary_path.write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    plot_summary(summary, RESULTS / "qa_summary.png")
+    print(f"saved {summary_path} and qa_summary.png: {', '.join(runs) or 'no finished runs'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -136,7 +152,13 @@ def main(argv: list[str] | None = None) -> int:
         "--resume", action="store_true",
         help="with --force: keep the questions an interrupted run finished (qa_<run>.partial.jsonl)",
     )  # fmt: skip
+    parser.add_argument(
+        "--summary-only", action="store_true",
+        help="run nothing: rebuild qa_summary.json and its plot from the finished runs' JSON files",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.summary_only:
+        return rebuild_summary()
 
     from agent.eval.qa import QAEvalConfig, QuestionResult, run_qa_eval
 
