@@ -212,6 +212,10 @@ class QuestionResult(BaseModel):
     cited_recall: float | None = None
     retrieved_titles: list[str] = Field(default_factory=list, description="first k distinct documents")
     support_verdicts: dict[str, int] = Field(default_factory=dict)
+    last_judgement: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the last support check's verdict per sentence (the draft a refusal threw away, too)",
+    )
     llm_calls: int = 0
     total_ms: float = 0.0
     error: str | None = None
@@ -313,6 +317,14 @@ def retrieved_titles(steps: Sequence[dict[str, Any]], k: int) -> list[str]:
     return titles[:k]
 
 
+def last_judgement(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts of the run's last support check, each with its sentence and citations."""
+    for step in reversed(steps):
+        if step.get("node") == "check_support":
+            return list((step.get("decision") or {}).get("verdicts") or [])
+    return []
+
+
 def score_answer(
     example: QAExample, answer: Any, steps: Sequence[dict[str, Any]], recall_k: int
 ) -> QuestionResult:
@@ -339,6 +351,7 @@ def score_answer(
         f1_full_text=round(token_f1(full_text, golds, language), 4),
         contained=bool(full_text) and answer_contained(full_text, example.answers, language),
         support_verdicts=dict(Counter(v.verdict for v in answer.support)),
+        last_judgement=last_judgement(steps),
         llm_calls=answer.llm_calls,
         total_ms=answer.total_ms,
     )

@@ -157,6 +157,20 @@ def test_a_refused_answer_scores_zero_even_if_it_repeats_the_question():
     assert result.refusal_reason == "no passage relevant to the question was found"
 
 
+def test_a_refusal_keeps_the_verdicts_of_the_draft_it_threw_away():
+    # The judge refused "Jerusalem": which answers did it reject? The last check says, per sentence.
+    judged = [{"sentence": "Tancred fought at Jerusalem [1].", "citations": [1], "verdict": "not"}]
+    steps = [
+        {"node": "check_support", "decision": {"verdicts": [{"sentence": "earlier", "verdict": "not"}]}},
+        {"node": "regenerate_answer", "decision": {}},
+        {"node": "check_support", "decision": {"verdicts": judged}},
+        {"node": "refuse", "decision": {}},
+    ]
+    answer = Answer(question="q", answer="No.", refused=True, run_id="r", refusal_reason="unsupported")
+    assert score_answer(_example(), answer, steps, recall_k=10).last_judgement == judged
+    assert score_answer(_example(), answer, [], recall_k=10).last_judgement == []
+
+
 def test_the_summary_counts_why_questions_were_refused():
     reasons = ["the passages do not contain the answer (after 1 re-retrievals)",
                "the passages do not contain the answer (after 0 re-retrievals)", None]  # fmt: skip
