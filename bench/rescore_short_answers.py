@@ -17,17 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from agent.eval.qa import exact_match, reference_answers, strip_citations, token_f1
-from graphs.rag.nodes._short_answer import asks_yes_no, is_yes_no, only_repeats_the_question
+from graphs.rag.nodes._short_answer import answers_another_question
 from tools.knowledge_base.sparse import tokenize
 
 
 def dropped_now(result: dict[str, Any]) -> bool:
-    short, question = result.get("short_answer") or "", result["question"]
-    if not short or result.get("refused"):
+    if result.get("refused"):
         return False
-    return (is_yes_no(short) and not asks_yes_no(question)) or only_repeats_the_question(
-        short, question, tokenize
-    )
+    return answers_another_question(result.get("short_answer") or "", result["question"], tokenize)
 
 
 def rescore(results: list[dict[str, Any]]) -> dict[str, Any]:

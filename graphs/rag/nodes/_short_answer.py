@@ -113,3 +113,13 @@ def only_repeats_the_question(short: str, question: str, tokenize: Callable[[str
         return all(c in question for c in short if c.isalnum())
     words = set(tokenize(short))
     return bool(words) and words <= set(tokenize(question))
+
+
+def answers_another_question(short: str, question: str, tokenize: Callable[[str], list[str]]) -> bool:
+    """The short answer cannot be the answer to ``question``: it only repeats the question's words, or
+    it is a yes/no to a question that does not ask yes or no ("yes" to "What conquest ...?")."""
+    if not short:
+        return False
+    return only_repeats_the_question(short, question, tokenize) or (
+        is_yes_no(short) and not asks_yes_no(question)
+    )

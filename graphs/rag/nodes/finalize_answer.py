@@ -10,13 +10,7 @@ from langchain_core.runnables import RunnableConfig
 
 from core.answer import Citation, SupportVerdict
 from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences
-from graphs.rag.nodes._short_answer import (
-    asks_yes_no,
-    backed_short_answer,
-    is_yes_no,
-    only_repeats_the_question,
-    sentences_stating,
-)
+from graphs.rag.nodes._short_answer import answers_another_question, backed_short_answer, sentences_stating
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
@@ -73,10 +67,7 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
     evidence = kept + [p["text"] for p in context if p["n"] in cited] if kept else []
     proposed = state.get("proposed_short_answer") or ""
     short_answer = backed_short_answer(proposed, evidence, tokenize)
-    question = state.get("standalone_question") or ""
-    if only_repeats_the_question(short_answer, question, tokenize):
-        short_answer = ""
-    if is_yes_no(short_answer) and not asks_yes_no(question):  # "yes" to "What conquest ...?"
+    if answers_another_question(short_answer, state.get("standalone_question") or "", tokenize):
         short_answer = ""
     needed = sentences_stating(short_answer, kept, tokenize)
     for verdict in support:
