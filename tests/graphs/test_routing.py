@@ -6,7 +6,7 @@ import pytest
 
 from core.errors import ConfigError
 from graphs.rag.classifier.signals import asks_time_sensitive_fact
-from tests.graphs.helpers import ScriptedChatModel
+from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
 from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, nodes_run, run_turn, step
 
 
@@ -96,10 +96,34 @@ def test_time_sensitive_questions_are_told_by_a_year_or_latest(question: str, ti
 )
 def test_arithmetic_and_greetings_stay_direct(make_graph, question: str) -> None:
     llm = ScriptedChatModel(replies={"generate_direct": "Hello!"})
-    graph, _ = make_graph(llm, classifier=FixedClassifier("direct", 0.99))
+    graph, settings = make_graph(
+        llm, classifier=FixedClassifier("direct", 0.99), reranker=ScriptedReranker(default=0.05)
+    )
     state = run_turn(graph, question)
     assert state["route"] == "direct"
-    assert "escalated" not in step(state, "route_question")
+    decision = step(state, "route_question")
+    assert "escalated" not in decision
+    assert decision["knowledge_base_probe"]["best_score"] <= settings.graph.crag_upper
+
+
+def test_a_direct_verdict_retrieves_when_the_knowledge_base_answers_the_question(make_graph) -> None:
+    # The follow-up benchmark's "How long does the apple cake bake?" went 'direct' with the recipe in the
+    # knowledge base: the 1.5B model answered from memory, uncited, and the next turn built on it.
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of annual leave.", "25 days"),
+            "check_support": ALL_FULLY,
+        }
+    )
+    graph, _ = make_graph(
+        llm, classifier=FixedClassifier("direct", 0.99), reranker=ScriptedReranker(default=0.9)
+    )
+    state = run_turn(graph, "How many days of annual leave do employees get?")
+    decision = step(state, "route_question")
+    assert state["route"] == "single" and "retrieve" in nodes_run(state)
+    assert decision["escalated"].startswith("a passage in the knowledge base scores 0.90")
+    assert decision["knowledge_base_probe"]["best_passage"]["title"]
+    assert state["citations"]
 
 
 def run_aurora_question(make_graph, first_step_claims_answer: bool) -> dict:

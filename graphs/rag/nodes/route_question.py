@@ -7,8 +7,11 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from core.errors import ProviderUnavailable
 from graphs.rag.classifier.signals import asks_time_sensitive_fact, mentions_documents
+from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._step import records_step
+from graphs.rag.nodes.retrieve import search_and_rerank
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 
@@ -24,13 +27,41 @@ def is_a_question(message: str) -> bool:
     return bool(_QUESTION_WORDS.search(message))
 
 
+def probe_knowledge_base(
+    question: str, config: RunnableConfig, resources: Resources
+) -> tuple[str | None, dict[str, Any]]:
+    """One search and rerank, no LLM call: does a passage the caller may read answer ``question`` well
+    enough that CRAG would grade it 'correct'? Returns the reason to escalate (None: stay direct) and the
+    probe's facts for the trace."""
+    reranker = resources.reranker
+    if not reranker.calibrated:
+        return None, {"skipped": f"reranker '{reranker.name}' has no calibrated scores"}
+    groups = list(RagConfiguration.from_runnable_config(config, resources.settings).user_groups)
+    try:
+        hits, facts = search_and_rerank(resources, [question], question, groups, 1)
+    except ProviderUnavailable as exc:
+        return None, {"skipped": f"knowledge base unavailable: {exc}"}
+    upper = resources.settings.graph.crag_upper
+    best = hits[0].rerank_score if hits and hits[0].rerank_score is not None else 0.0
+    probe = {**facts, "best_score": round(best, 4), "threshold": upper}
+    if hits:
+        probe["best_passage"] = {"chunk_id": hits[0].chunk_id, "title": hits[0].title}
+    if best <= upper:
+        return None, probe
+    return (
+        f"a passage in the knowledge base scores {best:.2f} for it (above graph.crag_upper {upper:.2f})",
+        probe,
+    )
+
+
 @records_step
 def route_question(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Pick the route. A 'direct' verdict escalates to 'single' (Self-RAG's Retrieve decision) when the
     classifier is not confident enough, the question names the user's documents, it asks about a given
     year or the latest facts (the model's memory is no source for those), or it is a follow-up question
-    in a conversation whose answers came from the documents ("At what temperature?"); a forced route is
-    kept."""
+    in a conversation whose answers came from the documents ("At what temperature?"), or the knowledge
+    base holds a passage that answers it (a cookbook's "How long does the apple cake bake?" was answered
+    from memory); a forced route is kept."""
     question = state["standalone_question"]
     forced = state.get("route_request") or "auto"
     if forced != "auto":
@@ -44,6 +75,7 @@ def route_question(state: RagState, config: RunnableConfig, *, resources: Resour
     verdict = classifier.classify(question)
     route, reason = verdict.route, verdict.reason
     escalated = None
+    probe: dict[str, Any] | None = None
     if route == "direct":
         bound = resources.settings.graph.direct_min_confidence
         if mentions_documents(question):
@@ -54,9 +86,11 @@ def route_question(state: RagState, config: RunnableConfig, *, resources: Resour
             escalated = "a follow-up question in a conversation answered from the documents"
         elif verdict.confidence < bound:
             escalated = f"classifier confidence {verdict.confidence:.2f} below graph.direct_min_confidence {bound:.2f}"
+        elif is_a_question(question):
+            escalated, probe = probe_knowledge_base(question, config, resources)
         if escalated:
             route, reason = "single", f"{reason}; escalated from direct: {escalated}"
-    decision = {
+    decision: dict[str, Any] = {
         "route": route,
         "confidence": verdict.confidence,
         "classifier": classifier.name,
@@ -65,6 +99,8 @@ def route_question(state: RagState, config: RunnableConfig, *, resources: Resour
     }
     if escalated:
         decision["escalated"] = escalated
+    if probe is not None:
+        decision["knowledge_base_probe"] = probe
     return {
         "route": route,
         "route_confidence": verdict.confidence,
