@@ -16,6 +16,7 @@ before/after comparison on the same conversations.
 
     .venv/bin/python -m bench.follow_ups                       # saves bench/results/follow_ups.json
     .venv/bin/python -m bench.follow_ups --repo /tmp/before --out follow_ups_before.json
+    .venv/bin/python -m bench.follow_ups --only en-21,en-22 --out follow_ups_direct.json  # a subset
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def ask(repo: Path, home: Path, question: str, thread: str) -> dict[str, Any]:
         "short_answer": answer.get("short_answer", ""),
         "refused": answer.get("refused", False),
         "standalone_question": answer.get("standalone_question"),
+        "route": answer.get("route"),
         "llm_calls": answer.get("llm_calls"),
         "total_ms": answer.get("total_ms"),
         "seconds": seconds,
@@ -111,11 +113,17 @@ def main() -> int:
     parser.add_argument("--out", default="follow_ups.json", help="file name under bench/results")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument(
+        "--only", default=None, help="comma-separated conversation ids (e.g. the ones a change can affect)"
+    )
+    parser.add_argument(
         "--fresh", action="store_true", help="forget an interrupted run's finished conversations"
     )
     args = parser.parse_args()
 
     conversations = json.loads((HERE / "conversations.json").read_text(encoding="utf-8"))[: args.limit]
+    if args.only:
+        wanted = set(args.only.split(","))
+        conversations = [c for c in conversations if c["id"] in wanted]
     out = RESULTS / args.out
     partial = out.with_suffix(".partial.jsonl")
     home = args.home or ROOT / ".ragpilot-bench" / f"follow_ups-{out.stem}"

@@ -103,6 +103,10 @@ def after_support(
     if state.get("unmet_constraints"):  # an answer for another year or edition: look again, then refuse
         retries_left = state.get("usefulness_retries", 0) < bounds.max_usefulness_retries
         return "usefulness_retry" if retries_left else "refuse"
+    if state.get("repeated_exclusions"):  # "what else?" answered with the same thing again
+        return (
+            "regenerate_answer" if state.get("support_retries", 0) < bounds.max_support_retries else "refuse"
+        )
     unsupported = "not" in verdicts
     if unsupported and state.get("support_retries", 0) < bounds.max_support_retries:
         return "regenerate_answer"

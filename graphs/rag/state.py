@@ -139,6 +139,7 @@ class RagState(TypedDict, total=False):
     ]  # kept strips: chunk_id, text, score
     context: Annotated[list[ContextPassage], PerTurn([], on_retrieval=True)]
     previous_context: list[ContextPassage]  # the last turn's context, for follow-ups
+    previous_short_answer: str  # what the last turn answered ("what else?" asks for something other)
     reused_previous_context: Annotated[bool, PerTurn(False, on_retrieval=True)]
 
     # IRCoT.
@@ -154,6 +155,8 @@ class RagState(TypedDict, total=False):
     proposed_short_answer: Annotated[str, PerTurn("", on_retrieval=True)]  # the judge's, before backing
     # the question's years / ordinals that no cited passage states near the short answer
     unmet_constraints: Annotated[list[str], PerTurn([], on_retrieval=True)]
+    # what the question asks for something other than, given again as the answer ("besides X" → X)
+    repeated_exclusions: Annotated[list[str], PerTurn([], on_retrieval=True)]
     answers_question: Annotated[bool | None, PerTurn(None, on_retrieval=True)]
     answer: Annotated[str, PerTurn("")]
     short_answer: Annotated[str, PerTurn("")]  # the fact asked for, backed by the kept sentences

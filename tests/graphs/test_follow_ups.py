@@ -4,7 +4,7 @@ follow-ups rewritten, and the previous context reused when it still answers the 
 from __future__ import annotations
 
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import ALL_FULLY, cite, cite_any, nodes_run, run_turn, step, user_text
+from tests.graphs.scripts import ALL_FULLY, cite, cite_any, nodes_run, run_turn, step, support, user_text
 
 
 def test_second_turn_is_rewritten_resets_its_steps_and_reuses_the_previous_context(make_graph) -> None:
@@ -134,3 +134,59 @@ def test_the_second_one_is_the_second_item_the_previous_answer_listed_with_no_re
     assert second["standalone_question"] == "Where was Tom Berg born?"
     assert step(second, "contextualize")["list_reference"] == "resolved"
     assert "contextualize_question" not in llm.prompts_called()
+
+
+def _judge_naming(*names: str):
+    """A judge calling every sentence supported, whose short answer is the first of ``names`` the
+    answer sentences mention."""
+
+    def reply(messages) -> str:
+        sentences = str(messages[-1].content).split("<sentences>", 1)[-1]
+        short = next((n for n in names if n in sentences), "")
+        return support("fully", short=short)(messages)
+
+    return reply
+
+
+def test_what_else_answered_with_the_same_thing_again_is_written_again_then_refused(make_graph) -> None:
+    # Follow-up benchmark en-22: "What other paper did Li Wei write?" after "Sparse Tricks" was answered
+    # "Li Wei also wrote 'Sparse Tricks'": the thing the question excluded.
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("The Aurora project is led by Maria Chen.", "Aurora project is led by"),
+            "generate_answer_strict": "NOT_FOUND",
+            "check_support": _judge_naming("Maria Chen"),
+            "contextualize_question": "Who else leads the Aurora project?",
+            "rewrite_query": "Aurora project leaders",
+        }
+    )
+    graph, _ = make_graph(llm, checkpointer=InMemorySaver())
+    first = run_turn(graph, "Who leads the Aurora project?", route="single", thread_id="t")
+    assert first["short_answer"] == "Maria Chen"
+    second = run_turn(graph, "Anyone else?", route="single", thread_id="t")
+
+    assert step(second, "check_support")["excluded"] == {"items": ["Maria Chen"], "repeated": ["Maria Chen"]}
+    rewrite = user_text(next(m for name, m in llm.calls if name == "generate_answer_strict"))
+    assert "something other than Maria Chen" in rewrite
+    assert second["refused"] is True
+    assert second["refusal_reason"] == (
+        "the passages name nothing besides Maria Chen, which the question excludes"
+    )
+
+
+def test_an_answer_naming_what_the_question_excludes_is_written_again_naming_the_other(make_graph) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Maria Chen was born in Lisbon.", "born in Lisbon"),
+            "generate_answer_strict": cite("Maria Chen studied engineering in Delft.", "Delft"),
+            "check_support": _judge_naming("Lisbon", "Delft"),
+        }
+    )
+    graph, _ = make_graph(llm)
+    state = run_turn(graph, "Which city besides Lisbon is part of Maria Chen's story?", route="single")
+
+    assert nodes_run(state).count("check_support") == 2
+    assert state["refused"] is False and state["short_answer"] == "Delft"
+    assert "Delft" in state["answer"] and "Lisbon" not in state["answer"]

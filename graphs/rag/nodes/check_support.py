@@ -10,7 +10,9 @@ passages it cites, and an uncited claim has none (the small local judge would ot
 hallucination through); so is a sentence stating a number its cited passages and the question never
 state. The question's constraints (a year, an ordinal) must be stated near the short answer in a cited
 passage (``_constraints``); when they are not, ``unmet_constraints`` sends the turn to a fresh retrieval
-within its bound, then to a refusal.
+within its bound, then to a refusal. An answer naming only what the question asks for something
+other than ("besides X", or the last answer after "what else?") is written again told not to repeat
+it, within the support bound, then refused (``_exclusions``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from core.answer import SupportVerdict
 from core.vocabulary import JudgedSupport
 from graphs.rag.nodes._citations import answer_sentences
 from graphs.rag.nodes._constraints import question_constraints, unmet_constraints, unstated_numbers
+from graphs.rag.nodes._exclusions import excluded_items, repeated_exclusions
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
 from graphs.rag.nodes._short_answer import clean_short_answer
@@ -124,11 +127,16 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     answers_question = bool(given["answers_question"])
     short_answer = clean_short_answer(given["short_answer"]) if answers_question else ""
     constraints = constraint_check(state, short_answer, verdicts)
+    excluded = excluded_items(
+        state["standalone_question"], state["question"], state.get("previous_short_answer") or ""
+    )
+    repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
     return {
         "support": [v.model_dump() for v in verdicts],
         "answers_question": answers_question,
         "proposed_short_answer": short_answer,
         "unmet_constraints": constraints["unmet"],
+        "repeated_exclusions": repeated,
         "decision": {
             "verdicts": [
                 {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
@@ -138,6 +146,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             "short_answer": short_answer,
             "unstated_numbers": unstated,
             "constraints": constraints,
+            "excluded": {"items": excluded, "repeated": repeated},
             **counters,
         },
     }

@@ -41,6 +41,12 @@ def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
         if unsupported:
             user += "\n\nUnsupported sentences of the previous answer (do not repeat them):\n"
             user += "\n".join(f"- {s}" for s in unsupported)
+        repeated = state.get("repeated_exclusions") or []
+        if repeated:
+            user += (
+                f"\n\nThe question asks for something other than {', '.join(repeated)}; the previous answer "
+                "gave only that. Answer with the other one(s) the passages state, or NOT_FOUND."
+            )
     return system, user
 
 

@@ -33,6 +33,8 @@ def refusal_reason(state: RagState) -> str:
             f"retrieval graded incorrect after {state.get('crag_retries', 0)} knowledge-base "
             "retries, and web search found nothing or is not configured"
         )
+    if state.get("repeated_exclusions"):
+        return f"the passages name nothing besides {', '.join(state['repeated_exclusions'])}, which the question excludes"
     if state.get("unmet_constraints"):
         asked = ", ".join(state["unmet_constraints"])
         return f"the passages state it for something else, not for {asked}"

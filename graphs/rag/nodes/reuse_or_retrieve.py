@@ -10,26 +10,18 @@ usefulness loop retrieves afresh.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from core.errors import ProviderUnavailable
 from graphs.rag.nodes._constraints import question_constraints
+from graphs.rag.nodes._exclusions import asks_for_more
 from graphs.rag.nodes._passages import renumber
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
 from tools.knowledge_base.records import Hit
-
-_MORE_EN = re.compile(r"\b(else|other|others|another|besides|additional|more)\b", re.IGNORECASE)
-_MORE_ZH = re.compile(r"还有|其他|其它|别的|另外|另一|此外|除了")
-
-
-def asks_for_more(message: str) -> bool:
-    """The message asks for what the last answer did not give: something else, another, more."""
-    return bool(_MORE_EN.search(message) or _MORE_ZH.search(message))
 
 
 def _as_hit(passage: ContextPassage) -> Hit:

@@ -25,7 +25,8 @@ def question_language(text: str) -> str:
 
 @records_step
 def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    """Reset everything that belongs to one turn; ``previous_context`` keeps the last non-empty context."""
+    """Reset everything that belongs to one turn; ``previous_context`` keeps the last non-empty context,
+    ``previous_short_answer`` the last turn's short answer."""
     question = (state.get("question") or "").strip()
     if not question:
         raise ConfigError("graph input 'question' must be a non-empty string")
@@ -38,6 +39,7 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
         raise ConfigError(f"graph input 'route_request' must be one of {', '.join(get_args(RouteRequest))}")
     budget = RagConfiguration.from_runnable_config(config, resources.settings).budget
     previous_context = state.get("context") or state.get("previous_context") or []
+    previous_short_answer = state.get("short_answer") or ""
     history_messages = len(state.get("messages") or [])
     return {
         **turn_defaults(),
@@ -47,6 +49,7 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
         "standalone_question": question,
         "language": question_language(question),
         "previous_context": previous_context,
+        "previous_short_answer": previous_short_answer,
         "budget": budget.model_dump(),
         "turn_started_at": time.time(),
         "decision": {

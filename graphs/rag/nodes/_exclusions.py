@@ -1,0 +1,77 @@
+"""What a question asks for *besides*: "What else did Li Wei write besides Sparse Tricks?", "除了《山风》
+还获得过什么奖？", or any "what else / any others / 还有吗" follow-up after an answer named something.
+
+An answer that names only what the question excludes answers the previous question again. The follow-up
+benchmark's en-22 ("Who wrote Sparse Tricks?" → Li Wei; "What other paper did Li Wei write?") was
+rewritten to "... besides 'Sparse Tricks'?", and the 1.5B generator still answered "Li Wei also wrote
+'Sparse Tricks'". ``check_support`` finds such an answer, and it is written again (once) told what not
+to repeat, then refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_MORE_EN = re.compile(r"\b(else|other|others|another|besides|additional|more)\b", re.IGNORECASE)
+_MORE_ZH = re.compile(r"还有|其他|其它|别的|另外|另一|此外|除了")
+_EXCLUDING_EN = re.compile(
+    r"\b(?:besides|other than|apart from|aside from|except(?: for)?|excluding|in addition to)\s+"
+    r"(?P<item>[^?？,，;；.!]+?)"
+    # an unquoted item ends where the question's own verb starts ("other than X did Ana write")
+    r"(?=\s+(?:did|does|do|is|are|was|were|has|have|had|can|could|will|would|that|which|who)\b|[?？,，;；.!]|$)",
+    re.IGNORECASE,
+)
+_EXCLUDING_ZH = re.compile(r"除了(?P<item>.+?)(?:以外|之外|外|[，,？?。；;]|还|$)")
+# A named item in an answer or question: a quoted span or a Chinese title in 《》.
+_NAMED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]|'([^']{2,80})'|‘([^’]{2,80})’|《([^》]{1,40})》")
+_EDGES = " \t\"“”'‘’《》「」"
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip(_EDGES)).casefold()
+
+
+def asks_for_more(message: str) -> bool:
+    """The message asks for what the last answer did not give: something else, another, more."""
+    return bool(_MORE_EN.search(message) or _MORE_ZH.search(message))
+
+
+def named_items(text: str) -> list[str]:
+    """The quoted spans and 《》 titles of ``text``, in order."""
+    return [next(g for g in match.groups() if g) for match in _NAMED.finditer(text)]
+
+
+def excluded_items(question: str, message: str = "", previous_short_answer: str = "") -> list[str]:
+    """What ``question`` (standalone) asks for something other than: the item after "besides / other
+    than / except / 除了" (its quoted title when it has one), and, when the user's ``message`` asks for
+    more ("what else?"), what the previous answer gave."""
+    items: list[str] = []
+    for match in [*_EXCLUDING_EN.finditer(question), *_EXCLUDING_ZH.finditer(question)]:
+        phrase = match.group("item")
+        items.extend(named_items(phrase) or [phrase])
+    if previous_short_answer and asks_for_more(message):
+        items.append(previous_short_answer)
+    kept: list[str] = []
+    for item in items:
+        if _normal(item) and _normal(item) not in {_normal(k) for k in kept}:
+            kept.append(item.strip(_EDGES))
+    return kept
+
+
+def repeated_exclusions(short_answer: str, answer: str, excluded: Iterable[str]) -> list[str]:
+    """The excluded items an answer gives as its answer: every item it names (its short answer, its
+    quoted spans and 《》 titles) is one of them. An answer naming something else as well is fine
+    ("Besides 'Sparse Tricks', Li Wei wrote 'Fusion at Scale'")."""
+    excluded = [e for e in excluded if _normal(e)]
+    named = [n for n in [short_answer, *named_items(answer)] if _normal(n)]
+    if not excluded or not named:
+        return []
+    repeated: list[str] = []
+    for name in named:
+        hit = next((e for e in excluded if _normal(e) in _normal(name) or _normal(name) in _normal(e)), None)
+        if hit is None:
+            return []
+        if hit not in repeated:
+            repeated.append(hit)
+    return repeated

@@ -1,0 +1,46 @@
+"""What a question asks for something other than, and an answer that names only that."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphs.rag.nodes._exclusions import asks_for_more, excluded_items, repeated_exclusions
+
+
+@pytest.mark.parametrize(
+    ("question", "excluded"),
+    [
+        ('Who else did Li Wei write besides "Sparse Tricks"?', ["Sparse Tricks"]),
+        ("What papers other than Dense Dreams did Ana Costa write?", ["Dense Dreams"]),
+        ("Which offices apart from Madrid are open on Saturday?", ["Madrid"]),
+        ("除了《山风》，他还获得过什么奖？", ["山风"]),
+        ("除了绿茶以外还有什么茶？", ["绿茶"]),
+        ("What is the capital of France?", []),
+    ],
+)
+def test_the_item_after_besides_other_than_or_chu_le_is_excluded(question: str, excluded: list[str]) -> None:
+    assert excluded_items(question) == excluded
+
+
+def test_a_follow_up_asking_for_more_excludes_what_the_last_answer_gave() -> None:
+    assert asks_for_more("Anyone else?") and asks_for_more("还有别的吗？")
+    assert excluded_items("What else did Li Wei write?", "What else did he write?", "Sparse Tricks") == [
+        "Sparse Tricks"
+    ]
+    # A follow-up that does not ask for more keeps the last answer askable ("And when was it published?").
+    assert excluded_items("When was Sparse Tricks published?", "And when?", "Sparse Tricks") == []
+
+
+@pytest.mark.parametrize(
+    ("short", "answer", "repeated"),
+    [
+        ("", 'Li Wei also wrote "Sparse Tricks", published in 2023. [1]', ["Sparse Tricks"]),
+        ("Sparse Tricks", "Li Wei wrote Sparse Tricks. [1]", ["Sparse Tricks"]),
+        ("Fusion at Scale", 'Besides "Sparse Tricks", Li Wei wrote "Fusion at Scale". [1]', []),
+        ("", "Li Wei wrote Fusion at Scale. [1]", []),  # names nothing: nothing to compare
+    ],
+)
+def test_an_answer_repeats_the_exclusion_when_everything_it_names_is_excluded(
+    short: str, answer: str, repeated: list[str]
+) -> None:
+    assert repeated_exclusions(short, answer, ["Sparse Tricks"]) == repeated
