@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.rag.nodes._exclusions import asks_for_more, excluded_items, repeated_exclusions
+from graphs.rag.nodes._exclusions import (
+    asks_for_more,
+    excluded_items,
+    repeated_exclusions,
+    without_exclusions,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,3 +49,18 @@ def test_an_answer_repeats_the_exclusion_when_everything_it_names_is_excluded(
     short: str, answer: str, repeated: list[str]
 ) -> None:
     assert repeated_exclusions(short, answer, ["Sparse Tricks"]) == repeated
+
+
+@pytest.mark.parametrize(
+    ("question", "scored_as"),
+    [
+        ('Who else did Li Wei write besides "Sparse Tricks"?', "Who else did Li Wei write?"),
+        ("What papers other than Dense Dreams did Ana Costa write?", "What papers did Ana Costa write?"),
+        ("除了《山风》，他还获得过什么奖？", "他还获得过什么奖？"),
+        ("What is the capital of France?", "What is the capital of France?"),
+    ],
+)
+def test_passages_are_scored_for_the_question_without_what_it_excludes(question: str, scored_as: str) -> None:
+    # Refinement kept only "Li Wei also wrote 'Sparse Tricks'" for en-22: the excluded title outscored
+    # the sentence that answers it.
+    assert without_exclusions(question) == scored_as

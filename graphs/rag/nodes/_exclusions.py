@@ -42,6 +42,15 @@ def named_items(text: str) -> list[str]:
     return [next(g for g in match.groups() if g) for match in _NAMED.finditer(text)]
 
 
+def without_exclusions(question: str) -> str:
+    """``question`` without its "besides X" / "除了X以外" phrase: what scores passages for it (the
+    excluded X would otherwise pick the very sentence the question does not want)."""
+    for pattern in (_EXCLUDING_EN, _EXCLUDING_ZH):
+        question = pattern.sub(lambda m: m.group(0)[len(m.group(0).rstrip("？?，,。；;")) :], question)
+    question = re.sub(r"\s+([?？,，.。])", r"\1", re.sub(r"\s{2,}", " ", question))
+    return question.strip().lstrip("，,、；;").strip()
+
+
 def excluded_items(question: str, message: str = "", previous_short_answer: str = "") -> list[str]:
     """What ``question`` (standalone) asks for something other than: the item after "besides / other
     than / except / 除了" (its quoted title when it has one), and, when the user's ``message`` asks for

@@ -22,6 +22,7 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from rank_bm25 import BM25Okapi
 
+from graphs.rag.nodes._exclusions import without_exclusions
 from graphs.rag.nodes._injection import addresses_the_model, without_fake_sources
 from graphs.rag.nodes._passages import hits_from_state, passage_from_hit
 from graphs.rag.nodes._step import records_step
@@ -190,8 +191,9 @@ def recompose(passages: Sequence[Hit], strips: Sequence[Strip], kept: Sequence[i
 
 
 def refinement_queries(state: RagState) -> list[str]:
-    """The question, plus IRCoT's reasoning sentences (they name the bridge entities)."""
-    queries = [state["standalone_question"]]
+    """The question (without what it asks for something other than), plus IRCoT's reasoning sentences
+    (they name the bridge entities)."""
+    queries = [without_exclusions(state["standalone_question"])]
     queries += [r for r in state.get("reasoning") or [] if r.strip()]
     return queries
 
