@@ -32,8 +32,9 @@ def test_a_follow_up_asking_for_more_excludes_what_the_last_answer_gave() -> Non
     assert excluded_items("What else did Li Wei write?", "What else did he write?", "Sparse Tricks") == [
         "Sparse Tricks"
     ]
-    # A follow-up that does not ask for more keeps the last answer askable ("And when was it published?").
+    # A follow-up that does not ask for another one keeps the last answer askable.
     assert excluded_items("When was Sparse Tricks published?", "And when?", "Sparse Tricks") == []
+    assert excluded_items("Tell me more about Li Wei", "Tell me more about him", "Li Wei") == []
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ An answer that names only what the question excludes answers the previous questi
 benchmark's en-22 ("Who wrote Sparse Tricks?" → Li Wei; "What other paper did Li Wei write?") was
 rewritten to "... besides 'Sparse Tricks'?", and the 1.5B generator still answered "Li Wei also wrote
 'Sparse Tricks'". ``check_support`` finds such an answer, and it is written again (once) told what not
-to repeat, then refused.
+to repeat, then refused. ``asks_for_more`` (another one, or more of it) also tells ``reuse_or_retrieve``
+that the previous passages are not what a follow-up wants.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from collections.abc import Iterable
 
 _MORE_EN = re.compile(r"\b(else|other|others|another|besides|additional|more)\b", re.IGNORECASE)
 _MORE_ZH = re.compile(r"还有|其他|其它|别的|另外|另一|此外|除了")
+# Asking for another one, not for more detail on the same one ("Tell me more about it" keeps it).
+_ANOTHER_EN = re.compile(r"\b(else|other|others|another|besides)\b", re.IGNORECASE)
+_ANOTHER_ZH = re.compile(r"还有|其他|其它|别的|另外|另一|除了")
 _EXCLUDING_EN = re.compile(
     r"\b(?:besides|other than|apart from|aside from|except(?: for)?|excluding|in addition to)\s+"
     r"(?P<item>[^?？,，;；.!]+?)"
@@ -37,6 +41,12 @@ def asks_for_more(message: str) -> bool:
     return bool(_MORE_EN.search(message) or _MORE_ZH.search(message))
 
 
+def asks_for_another(message: str) -> bool:
+    """The message asks for something other than what the last answer gave ("what else?", "any
+    others?", "还有吗？"), not for more about it."""
+    return bool(_ANOTHER_EN.search(message) or _ANOTHER_ZH.search(message))
+
+
 def named_items(text: str) -> list[str]:
     """The quoted spans and 《》 titles of ``text``, in order."""
     return [next(g for g in match.groups() if g) for match in _NAMED.finditer(text)]
@@ -54,12 +64,12 @@ def without_exclusions(question: str) -> str:
 def excluded_items(question: str, message: str = "", previous_short_answer: str = "") -> list[str]:
     """What ``question`` (standalone) asks for something other than: the item after "besides / other
     than / except / 除了" (its quoted title when it has one), and, when the user's ``message`` asks for
-    more ("what else?"), what the previous answer gave."""
+    another one ("what else?"), what the previous answer gave."""
     items: list[str] = []
     for match in [*_EXCLUDING_EN.finditer(question), *_EXCLUDING_ZH.finditer(question)]:
         phrase = match.group("item")
         items.extend(named_items(phrase) or [phrase])
-    if previous_short_answer and asks_for_more(message):
+    if previous_short_answer and asks_for_another(message):
         items.append(previous_short_answer)
     kept: list[str] = []
     for item in items:
