@@ -128,7 +128,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     short_answer = clean_short_answer(given["short_answer"]) if answers_question else ""
     constraints = constraint_check(state, short_answer, verdicts)
     excluded = excluded_items(
-        state["standalone_question"], state["question"], state.get("previous_short_answer") or ""
+        state["standalone_question"], state.get("question") or "", state.get("previous_short_answer") or ""
     )
     repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
     return {
