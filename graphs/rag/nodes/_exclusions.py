@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_MORE_EN = re.compile(r"\b(else|other|others|another|besides|additional|more)\b", re.IGNORECASE)
-_MORE_ZH = re.compile(r"还有|其他|其它|别的|另外|另一|此外|除了")
-# Asking for another one, not for more detail on the same one ("Tell me more about it" keeps it).
-_ANOTHER_EN = re.compile(r"\b(else|other|others|another|besides)\b", re.IGNORECASE)
-_ANOTHER_ZH = re.compile(r"还有|其他|其它|别的|另外|另一|除了")
+# Asking for another one ("what else?", "还有吗"), and, wider, for more of it as well ("additional", "此外").
+_ANOTHER = re.compile(
+    r"\b(?:else|other|others|another|besides)\b|还有|其他|其它|别的|另外|另一|除了", re.IGNORECASE
+)
+_MORE = re.compile(r"\b(?:additional|more)\b|此外", re.IGNORECASE)
 _EXCLUDING_EN = re.compile(
     r"\b(?:besides|other than|apart from|aside from|except(?: for)?|excluding|in addition to)\s+"
     r"(?P<item>[^?？,，;；.!]+?)"
@@ -38,13 +38,13 @@ def _normal(text: str) -> str:
 
 def asks_for_more(message: str) -> bool:
     """The message asks for what the last answer did not give: something else, another, more."""
-    return bool(_MORE_EN.search(message) or _MORE_ZH.search(message))
+    return asks_for_another(message) or bool(_MORE.search(message))
 
 
 def asks_for_another(message: str) -> bool:
     """The message asks for something other than what the last answer gave ("what else?", "any
     others?", "还有吗？"), not for more about it."""
-    return bool(_ANOTHER_EN.search(message) or _ANOTHER_ZH.search(message))
+    return bool(_ANOTHER.search(message))
 
 
 def named_items(text: str) -> list[str]:
@@ -71,11 +71,11 @@ def excluded_items(question: str, message: str = "", previous_short_answer: str 
         items.extend(named_items(phrase) or [phrase])
     if previous_short_answer and asks_for_another(message):
         items.append(previous_short_answer)
-    kept: list[str] = []
+    kept: dict[str, str] = {}  # one per normal form, first spelling kept
     for item in items:
-        if _normal(item) and _normal(item) not in {_normal(k) for k in kept}:
-            kept.append(item.strip(_EDGES))
-    return kept
+        kept.setdefault(_normal(item), item.strip(_EDGES))
+    kept.pop("", None)
+    return list(kept.values())
 
 
 def repeated_exclusions(short_answer: str, answer: str, excluded: Iterable[str]) -> list[str]:
