@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
@@ -81,10 +82,15 @@ class Agent:
         route: str | None = None,
         budget: QuestionBudget | None = None,
         run_id: str | None = None,
+        history: Sequence[BaseMessage] | None = None,
     ) -> tuple[dict[str, Any], RunnableConfig]:
         """The graph input and run config for one turn (run with ``graph_for(thread_id)``). ``budget``
         replaces the limits it sets in ``settings.graph.budget`` for this turn (the HTTP API narrows it to
-        the server's own first: ``QuestionBudget.tightened_by``)."""
+        the server's own first: ``QuestionBudget.tightened_by``). ``history`` is the conversation so far
+        when the caller keeps it (OpenAI-style clients send every message each time); a thread keeps its
+        own, so the two do not mix."""
+        if history and thread_id:
+            raise ConfigError("a turn continues either a thread or a caller's history, not both")
         if route is not None and route not in ROUTE_REQUESTS:
             raise ConfigError(f"route must be one of {', '.join(ROUTE_REQUESTS)}, got {route!r}")
         if groups is not None and (
@@ -104,7 +110,10 @@ class Agent:
             "run_name": "ragpilot",
             "recursion_limit": 100,  # never reached: every loop has its own bound in settings.graph
         }
-        return {"question": question, "route_request": route or "auto"}, config
+        graph_input: dict[str, Any] = {"question": question, "route_request": route or "auto"}
+        if history:
+            graph_input["messages"] = list(history)
+        return graph_input, config
 
     def stream(
         self,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 import uuid
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessageChunk, BaseMessage
@@ -94,8 +94,12 @@ def stream_answer(
     sinks: Iterable[TraceSink] = (),
     store_trace: bool = True,
     tokens: bool = True,
+    history: Sequence[BaseMessage] | None = None,
 ) -> Iterator[RunEvent]:
     """Run one turn and yield its events; the last event is always the ``FinalAnswer``.
+
+    ``history`` is the conversation so far when the caller keeps it instead of a thread (see
+    ``Agent.run_request``).
 
     The run's trace is written to ``agent.settings.traces_dir/<run_id>.jsonl`` as it happens (unless
     ``store_trace`` is False) and handed to ``sinks`` (printers, span exporters). Errors raised by the
@@ -105,8 +109,9 @@ def stream_answer(
     settings = agent.settings
     graph = agent.graph_for(thread_id)  # checkpointed for a thread, stateless otherwise
     graph_input, config = agent.run_request(
-        question, thread_id=thread_id, groups=groups, route=route, budget=budget, run_id=run_id
-    )
+        question, thread_id=thread_id, groups=groups, route=route, budget=budget, run_id=run_id,
+        history=history,
+    )  # fmt: skip
     modes: list[StreamMode] = ["updates", "values"]
     if tokens:
         modes.append("messages")

@@ -79,3 +79,28 @@ class Answer(BaseModel):
         if self.short_answer and self.short_answer.strip() != self.answer.strip():
             return f"{self.short_answer}\n{self.answer}".strip()
         return self.answer.strip()
+
+    def readable_text(self) -> str:
+        """The short answer on its own line, the cited sentences, then the numbered sources (title,
+        location, page or URL) and notes on what was not verified or ran out of budget: what the CLI
+        prints and what a plain chat client shows."""
+        lines = [self.short_answer, ""] if self.short_answer else []
+        lines.append(self.answer.strip())
+        if self.citations:
+            lines += ["", "Sources:"]
+            for citation in self.citations:
+                where = citation.url or citation.source
+                page = f", p.{citation.page}" if citation.page is not None else ""
+                title = citation.title or citation.doc_id
+                lines.append(f"  [{citation.n}] {title} — {where}{page}")
+        shown = [v for v in self.support if not v.removed and not v.trimmed]
+        flagged = [v for v in shown if v.verdict in ("partially", "unchecked")]
+        removed = [v for v in self.support if v.removed]
+        if removed:
+            lines += ["", f"({len(removed)} unsupported sentence(s) removed from the answer)"]
+        if flagged:
+            lines += ["", f"(not fully verified against the sources: {len(flagged)} sentence(s))"]
+        if self.budget_exhausted:
+            what = "partial answer" if self.partial else "stopped"
+            lines += ["", f"({what}: the question's budget ran out — {self.budget_exhausted})"]
+        return "\n".join(lines)

@@ -92,8 +92,10 @@ class LLMSettings(BaseModel):
     provider: Literal["auto", "local", "openai"] = Field(
         "auto", description="auto = OpenAI when OPENAI_API_KEY or llm.base_url is set, else the local model"
     )
-    structured_output: Literal["json_schema", "json_mode"] = Field(
-        "json_schema", description="OpenAI path: json_mode for compatible servers without json_schema support"
+    structured_output: Literal["auto", "json_schema", "json_mode"] = Field(
+        "auto",
+        description="OpenAI path: json_schema, json_mode (json_object + the schema in the prompt, for "
+        "servers without json_schema), or auto: json_schema until the server rejects it, then json_mode",
     )
     model: str = "gpt-4o-mini"
     base_url: str | None = Field(None, description="any OpenAI-compatible endpoint")

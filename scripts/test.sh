@@ -2,8 +2,9 @@
 # One command, fresh machine: install (with dev tools), lint, and run the test suite on the real local models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The cross-encoder extra (CPU torch, ~50 s from the registry) is installed so its reranker's real tests run.
-bash scripts/setup.sh dev,cross-encoder
+# The cross-encoder extra (CPU torch, ~50 s from the registry) is installed so its reranker's real tests run;
+# the postgres extra so the thread store's conformance suite runs on a real PostgreSQL server too.
+bash scripts/setup.sh dev,cross-encoder,postgres
 # The HTML trace page is checked in headless Chromium (Debian's package); install it where we can.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \

@@ -29,3 +29,15 @@ def ragpilot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RAGPILOT_HOME", str(home))
     monkeypatch.chdir(tmp_path)  # no stray ragpilot.toml from the repo root
     return home
+
+
+@pytest.fixture(scope="session")
+def postgres_server():  # type: ignore[no-untyped-def]
+    """One real PostgreSQL server for the whole run (tests/servers/postgres.py); each test that needs a
+    database makes its own with ``postgres_server.new_database()``."""
+    from tests.servers.postgres import PostgresServer, postgres_bin_dir
+
+    if postgres_bin_dir() is None:
+        pytest.skip("PostgreSQL server binaries are not installed (scripts/test.sh installs them)")
+    with PostgresServer() as server:
+        yield server

@@ -7,6 +7,7 @@ from agent.cli import (  # noqa: E402,F401  (imported for their registration sid
     doctor_command,
     eval_command,
     ingest_command,
+    mcp_command,
     search_command,
     serve_command,
     threads_command,

@@ -15,28 +15,8 @@ from core.settings import QuestionBudget
 
 
 def format_answer(answer: Answer) -> str:
-    """The short answer on its own line, the cited sentences, then the numbered sources (title,
-    location, page or URL)."""
-    lines = [answer.short_answer, ""] if answer.short_answer else []
-    lines.append(answer.answer.strip())
-    if answer.citations:
-        lines += ["", "Sources:"]
-        for citation in answer.citations:
-            where = citation.url or citation.source
-            page = f", p.{citation.page}" if citation.page is not None else ""
-            title = citation.title or citation.doc_id
-            lines.append(f"  [{citation.n}] {title} — {where}{page}")
-    shown = [v for v in answer.support if not v.removed and not v.trimmed]
-    flagged = [v for v in shown if v.verdict in ("partially", "unchecked")]
-    removed = [v for v in answer.support if v.removed]
-    if removed:
-        lines += ["", f"({len(removed)} unsupported sentence(s) removed from the answer)"]
-    if flagged:
-        lines += ["", f"(not fully verified against the sources: {len(flagged)} sentence(s))"]
-    if answer.budget_exhausted:
-        what = "partial answer" if answer.partial else "stopped"
-        lines += ["", f"({what}: the question's budget ran out — {answer.budget_exhausted})"]
-    return "\n".join(lines)
+    """The answer as a reader sees it (``Answer.readable_text``)."""
+    return answer.readable_text()
 
 
 def question_budget(

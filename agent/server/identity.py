@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
 
 from fastapi import HTTPException, Request, status
 from pydantic import BaseModel
@@ -30,18 +31,19 @@ class Caller(BaseModel):
         return self.owner == "anonymous"
 
 
-def _presented_key(request: Request) -> str | None:
-    authorization = request.headers.get("authorization")
+class CallerRejected(Exception):
+    """The request presents a malformed or unknown key, or none where one is required."""
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The API key of a request's headers: ``Authorization: Bearer KEY`` or ``X-API-Key: KEY``."""
+    authorization = headers.get("authorization")
     if authorization:
         scheme, _, credentials = authorization.partition(" ")
         if scheme.lower() != "bearer" or not credentials.strip():
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "Authorization header must be 'Bearer <API key>'",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            raise CallerRejected("Authorization header must be 'Bearer <API key>'")
         return credentials.strip()
-    key = request.headers.get("x-api-key")
+    key = headers.get("x-api-key")
     return key.strip() if key is not None else None
 
 
@@ -50,21 +52,27 @@ def owner_id(key: str) -> str:
     return "key-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def resolve_caller(request: Request, settings: Settings) -> Caller:
-    """The caller of ``request``; raises 401 for a key that is not configured."""
-    key = _presented_key(request)
+def identify(key: str | None, settings: Settings) -> Caller:
+    """The caller presenting ``key`` (None: no key); ``CallerRejected`` for a key that is not configured,
+    or for no key where the server serves no anonymous callers."""
     if key is None:
         if settings.server.api_keys and not settings.server.allow_anonymous:
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
+            raise CallerRejected(
                 "an API key is required (Authorization: Bearer KEY or X-API-Key); "
-                "this server does not serve anonymous callers (server.allow_anonymous)",
-                headers={"WWW-Authenticate": "Bearer"},
+                "this server does not serve anonymous callers (server.allow_anonymous)"
             )
         return Caller(owner="anonymous", groups=list(ANONYMOUS_GROUPS))
     for known_key, groups in settings.server.api_keys.items():
         if hmac.compare_digest(known_key.encode("utf-8"), key.encode("utf-8")):
             return Caller(owner=owner_id(known_key), groups=list(groups) or list(ANONYMOUS_GROUPS))
-    raise HTTPException(
-        status.HTTP_401_UNAUTHORIZED, "unknown API key", headers={"WWW-Authenticate": "Bearer"}
-    )
+    raise CallerRejected("unknown API key")
+
+
+def resolve_caller(request: Request, settings: Settings) -> Caller:
+    """The caller of ``request``; raises 401 for a malformed or unknown key."""
+    try:
+        return identify(presented_key(request.headers), settings)
+    except CallerRejected as exc:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED, str(exc), headers={"WWW-Authenticate": "Bearer"}
+        ) from None

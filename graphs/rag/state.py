@@ -66,6 +66,8 @@ class RagInput(TypedDict):
 
     question: Required[str]
     route_request: NotRequired[RouteRequest | None]
+    # The conversation so far, when the caller keeps it (no thread): earlier user and assistant turns.
+    messages: NotRequired[list[AnyMessage]]
 
 
 class RagOutput(TypedDict, total=False):

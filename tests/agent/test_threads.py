@@ -1,13 +1,21 @@
-"""Thread management over a real SQLite checkpointer (and the generic in-memory path)."""
+"""Thread management: one conformance suite run on every persistent checkpointer ragpilot offers, a real
+SQLite file and a real PostgreSQL server (tests/servers/postgres.py), plus the generic in-memory path.
+
+The one documented difference: compacting keeps exactly ``keep_checkpoints`` checkpoints per thread on
+SQLite, and exactly the latest one on Postgres (the Postgres saver's own ``keep_latest`` prune).
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -15,23 +23,61 @@ from agent.threads import ThreadError, ThreadStore
 from tests.agent.tiny_rag_graph import build_tiny_graph
 
 
-@pytest.fixture
-def saver(tmp_path: Path) -> Iterator[SqliteSaver]:
-    conn = sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)
-    yield SqliteSaver(conn)
+@dataclass
+class Backend:
+    kind: str
+    saver: BaseCheckpointSaver[Any]
+    checkpoints: Callable[[str], int]  # checkpoints stored for a thread id
+    writes: Callable[[str], int]  # pending writes stored for a thread id
+
+    def kept_after_compact(self, keep: int) -> int:
+        return keep if self.kind == "sqlite" else 1
+
+
+def _sqlite_backend(path: Path) -> Iterator[Backend]:
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = SqliteSaver(conn)
+
+    def count(table: str, thread_id: str) -> int:
+        with saver.cursor(transaction=False) as cur:
+            return cur.execute(f"SELECT COUNT(*) FROM {table} WHERE thread_id = ?", (thread_id,)).fetchone()[0]
+
+    yield Backend("sqlite", saver, lambda t: count("checkpoints", t), lambda t: count("writes", t))
     conn.close()
+
+
+def _postgres_backend(url: str) -> Iterator[Backend]:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection
+    from psycopg.rows import dict_row
+
+    conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    saver = PostgresSaver(conn)
+    saver.setup()
+
+    def count(table: str, thread_id: str) -> int:
+        row = conn.execute(f"SELECT COUNT(*) AS n FROM {table} WHERE thread_id = %s", (thread_id,)).fetchone()
+        return int(row["n"]) if row else 0
+
+    yield Backend("postgres", saver, lambda t: count("checkpoints", t), lambda t: count("checkpoint_writes", t))
+    conn.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        yield from _sqlite_backend(tmp_path / "threads.sqlite")
+    else:
+        server = request.getfixturevalue("postgres_server")
+        yield from _postgres_backend(server.new_database("threads"))
 
 
 def _ask(graph, thread_id: str, question: str) -> dict:
     return graph.invoke({"question": question}, {"configurable": {"thread_id": thread_id}})
 
 
-def _checkpoints(saver: SqliteSaver, thread_id: str) -> int:
-    with saver.cursor(transaction=False) as cur:
-        return cur.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread_id,)).fetchone()[0]
-
-
-def test_list_shows_turns_and_first_question_newest_first(saver: SqliteSaver) -> None:
+def test_list_shows_turns_and_first_question_newest_first(backend: Backend) -> None:
+    saver = backend.saver
     graph = build_tiny_graph(saver)
     _ask(graph, "t-old", "What is the Falcon latency?")
     _ask(graph, "t-new", "What is the Heron latency?")
@@ -40,10 +86,14 @@ def test_list_shows_turns_and_first_question_newest_first(saver: SqliteSaver) ->
     assert [s.thread_id for s in summaries] == ["t-new", "t-old"]
     assert summaries[0].turns == 2 and summaries[0].first_question == "What is the Heron latency?"
     assert summaries[1].turns == 1
-    assert summaries[0].checkpoints == _checkpoints(saver, "t-new") > 2
+    if backend.kind == "sqlite":  # the SQLite store counts them; others report None
+        assert summaries[0].checkpoints == backend.checkpoints("t-new") > 2
+    else:
+        assert summaries[0].checkpoints is None and backend.checkpoints("t-new") > 2
 
 
-def test_show_pairs_questions_with_answers(saver: SqliteSaver) -> None:
+def test_show_pairs_questions_with_answers(backend: Backend) -> None:
+    saver = backend.saver
     graph = build_tiny_graph(saver)
     _ask(graph, "t", "What is the Falcon latency?")
     _ask(graph, "t", "Unknown zebra")
@@ -53,7 +103,8 @@ def test_show_pairs_questions_with_answers(saver: SqliteSaver) -> None:
     assert [m.role for m in detail.messages] == ["human", "ai", "human", "ai"]
 
 
-def test_unknown_thread_is_a_thread_error(saver: SqliteSaver) -> None:
+def test_unknown_thread_is_a_thread_error(backend: Backend) -> None:
+    saver = backend.saver
     store = ThreadStore(saver)
     with pytest.raises(ThreadError, match="no thread 'missing'"):
         store.get_thread("missing")
@@ -61,24 +112,28 @@ def test_unknown_thread_is_a_thread_error(saver: SqliteSaver) -> None:
         store.delete_thread("missing")
 
 
-def test_delete_removes_only_that_thread(saver: SqliteSaver) -> None:
+def test_delete_removes_only_that_thread(backend: Backend) -> None:
+    saver = backend.saver
     graph = build_tiny_graph(saver)
     _ask(graph, "keep", "Falcon?")
     _ask(graph, "drop", "Heron?")
     store = ThreadStore(saver)
     store.delete_thread("drop")
     assert [s.thread_id for s in store.list_threads()] == ["keep"]
-    with saver.cursor(transaction=False) as cur:
-        assert cur.execute("SELECT COUNT(*) FROM writes WHERE thread_id = 'drop'").fetchone()[0] == 0
+    assert backend.checkpoints("drop") == backend.writes("drop") == 0
+    assert backend.checkpoints("keep") > 0
 
 
-def test_compact_keeps_the_latest_checkpoints_and_the_conversation_goes_on(saver: SqliteSaver) -> None:
+def test_compact_keeps_the_latest_checkpoints_and_the_conversation_goes_on(backend: Backend) -> None:
+    saver = backend.saver
     graph = build_tiny_graph(saver)
     for question in ("Falcon?", "Heron?"):
         _ask(graph, "t", question)
-    before = _checkpoints(saver, "t")
+    before = backend.checkpoints("t")
     removed = ThreadStore(saver, keep_checkpoints=2).compact()
-    assert _checkpoints(saver, "t") == 2 and removed == before - 2
+    kept = backend.kept_after_compact(2)
+    assert backend.checkpoints("t") == kept
+    assert removed == (before - kept if backend.kind == "sqlite" else 0)  # Postgres does not count
     state = _ask(graph, "t", "Falcon again?")
     # The third turn saw the two earlier turns (4 messages) in its history.
     assert state["steps"][0]["decision"]["history_turns"] == 4
@@ -89,19 +144,23 @@ def test_compact_keeps_the_latest_checkpoints_and_the_conversation_goes_on(saver
     ]
 
 
-def test_prune_deletes_threads_past_retention_and_compacts_the_rest(saver: SqliteSaver) -> None:
+def test_prune_deletes_threads_past_retention_and_compacts_the_rest(backend: Backend) -> None:
+    saver = backend.saver
     graph = build_tiny_graph(saver)
     _ask(graph, "a", "Falcon?")
     _ask(graph, "b", "Heron?")
     store = ThreadStore(saver, keep_checkpoints=1)
     report = store.prune(retention_days=30)  # both are fresh
     assert report.threads_deleted == [] and report.threads_compacted == 2
-    assert _checkpoints(saver, "a") == _checkpoints(saver, "b") == 1
+    assert backend.checkpoints("a") == backend.checkpoints("b") == 1
     report = store.prune(retention_days=30, now=datetime.now(UTC) + timedelta(days=31))
     assert sorted(report.threads_deleted) == ["a", "b"] and store.list_threads() == []
 
 
-def test_prune_gives_space_back_to_the_file_system(tmp_path: Path, saver: SqliteSaver) -> None:
+def test_prune_gives_space_back_to_the_file_system(tmp_path: Path) -> None:
+    # SQLite only: a file that must shrink.
+    conn = sqlite3.connect(tmp_path / "threads.sqlite", check_same_thread=False)
+    saver = SqliteSaver(conn)
     graph = build_tiny_graph(saver)
     for turn in range(15):
         _ask(graph, "long", f"Falcon question {turn}?")
@@ -111,9 +170,11 @@ def test_prune_gives_space_back_to_the_file_system(tmp_path: Path, saver: Sqlite
     store.prune(retention_days=30)
     assert (tmp_path / "threads.sqlite").stat().st_size < size_before / 2
     assert len(store.get_thread("long").turns) == 15
+    conn.close()
 
 
-def test_invalid_retention_and_keep_are_named(saver: SqliteSaver) -> None:
+def test_invalid_retention_and_keep_are_named(backend: Backend) -> None:
+    saver = backend.saver
     with pytest.raises(ThreadError, match="keep_checkpoints"):
         ThreadStore(saver, keep_checkpoints=0)
     with pytest.raises(ThreadError, match="retention_days"):

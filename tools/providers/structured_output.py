@@ -24,6 +24,10 @@ from pydantic import BaseModel, ValidationError
 from core.errors import StructuredOutputError
 from prompts import load_prompt
 
+# The custom callback event a provider dispatches when it changes how it serves a run (a fallback);
+# the graph's step recorder lists these notes in the step's trace entry.
+PROVIDER_NOTE_EVENT = "provider_note"
+
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
 

@@ -25,6 +25,8 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
 from langgraph.types import Overwrite
 
+from tools.providers.structured_output import PROVIDER_NOTE_EVENT
+
 
 class LLMUsageCounter(BaseCallbackHandler):
     """Counts chat-model calls and sums their token usage (when the model reports it)."""
@@ -36,6 +38,12 @@ class LLMUsageCounter(BaseCallbackHandler):
         self.input_tokens = 0
         self.output_tokens = 0
         self.cached_input_tokens = 0  # prompt tokens the provider served from its prompt cache
+        self.provider_notes: list[str] = []  # a provider changed how it serves us (e.g. a fallback)
+
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if name == PROVIDER_NOTE_EVENT and isinstance(data, dict) and data.get("note"):
+            with self._lock:
+                self.provider_notes.append(str(data["note"]))
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID, **kwargs: Any) -> None:
         with self._lock:
@@ -98,6 +106,8 @@ def records_step(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str,
                 decision["llm_tokens"] = {"input": usage.input_tokens, "output": usage.output_tokens}
                 if usage.cached_input_tokens:
                     decision["llm_tokens"]["cached_input"] = usage.cached_input_tokens
+        if usage.provider_notes:
+            decision["provider_notes"] = usage.provider_notes
         entry = {"node": node_name, "started_at": started_at, "ms": ms, "decision": decision}
         previous = update.get("steps")
         if isinstance(previous, Overwrite):

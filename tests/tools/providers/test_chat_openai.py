@@ -238,3 +238,63 @@ def test_async_failures_are_typed_too(api):
 
     with pytest.raises(ProviderUnavailable, match="HTTP 503 after 0 retries"):
         asyncio.run(get_chat_model(openai_settings(api, max_retries=0)).ainvoke("Capital of France?"))
+
+
+def llama_cpp_rejection() -> FakeResponse:
+    """What llama.cpp's OpenAI-compatible server answers to ``response_format: json_schema``."""
+    message = "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    message += "'msg': \"Input should be 'text' or 'json_object'\"}]"
+    return FakeResponse(status=500, json_body={"error": {"message": message}}, headers={"retry-after-ms": "10"})
+
+
+class NoteCollector(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def on_custom_event(self, name, data, *, run_id, **kwargs):  # type: ignore[no-untyped-def]
+        self.notes.append(data["note"])
+
+
+def test_auto_structured_output_falls_back_to_json_mode_when_the_server_rejects_json_schema(api):
+    api.script_chat(*[llama_cpp_rejection()] * 3, '{"supported": true, "reason": "Stated."}')
+    model = get_chat_model(openai_settings(api))
+    notes = NoteCollector()
+
+    verdict = model.with_structured_output(Verdict).invoke("Is it supported?", {"callbacks": [notes]})
+
+    assert verdict == Verdict(supported=True, reason="Stated.")
+    formats = [r["response_format"]["type"] for r in api.chat_requests()]
+    assert formats == ["json_schema"] * 3 + ["json_object"]  # the client's own 2 retries, then json_mode
+    assert len(notes.notes) == 1 and "rejected response_format json_schema" in notes.notes[0]
+
+
+def test_after_one_rejection_the_model_asks_for_json_mode_straight_away(api):
+    api.script_chat(*[llama_cpp_rejection()] * 3, '{"supported": true, "reason": "a"}')
+    model = get_chat_model(openai_settings(api))
+    model.with_structured_output(Verdict).invoke("first?")
+    api.script_chat('{"supported": false, "reason": "b"}')
+
+    verdict = model.with_structured_output(Verdict).invoke("second?")
+
+    assert verdict.reason == "b"
+    assert api.chat_requests()[-1]["response_format"] == {"type": "json_object"}
+
+
+def test_auto_structured_output_does_not_mistake_a_rate_limit_for_a_rejection(api):
+    api.script_chat(*[FakeOpenAIServer.rate_limited()] * 3)
+
+    with pytest.raises(ProviderUnavailable, match="rate limit"):
+        get_chat_model(openai_settings(api)).with_structured_output(Verdict).invoke("Is it supported?")
+
+    assert [r["response_format"]["type"] for r in api.chat_requests()] == ["json_schema"] * 3
+
+
+def test_json_schema_setting_never_falls_back(api):
+    api.script_chat(*[llama_cpp_rejection()] * 3)
+
+    with pytest.raises(ProviderUnavailable, match="HTTP 500"):
+        get_chat_model(openai_settings(api, structured_output="json_schema")).with_structured_output(
+            Verdict
+        ).invoke("Is it supported?")
+
+    assert len(api.chat_requests()) == 3
