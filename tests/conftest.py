@@ -41,3 +41,15 @@ def postgres_server():  # type: ignore[no-untyped-def]
         pytest.skip("PostgreSQL server binaries are not installed (scripts/test.sh installs them)")
     with PostgresServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def llama_server():  # type: ignore[no-untyped-def]
+    """llama.cpp's OpenAI-compatible server on 127.0.0.1 with the bundled GGUF, for the whole run
+    (tests/servers/llama_server.py)."""
+    from core.settings import load_settings
+    from tests.servers.llama_server import LlamaCppServer
+    from tools.providers.local_gguf import ensure_local_gguf
+
+    with LlamaCppServer(ensure_local_gguf(load_settings())) as server:
+        yield server

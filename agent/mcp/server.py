@@ -17,12 +17,14 @@ stays free.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse
@@ -30,9 +32,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.run_loop import run_to_answer
 from agent.server.identity import Caller, CallerRejected, identify, presented_key
-from agent.server.runs import AgentHolder, stored_thread_id
+from agent.server.runs import AgentHolder, ServerBusy, stored_thread_id
 from agent.server.schemas import THREAD_ID_PATTERN
 from core.answer import Answer
+from core.errors import RagpilotError
 from core.settings import Settings
 from core.vocabulary import RouteRequest
 from tools.knowledge_base.records import Hit
@@ -134,14 +137,22 @@ def build_mcp_server(holder: AgentHolder, identify_caller: IdentifyCaller, *, ve
         knowledge_base = holder.get().resources.knowledge_base
         return {t.name: t for t in make_tools(knowledge_base, settings)}[name]
 
+    @contextmanager
+    def run_slot() -> Iterator[None]:
+        try:
+            with holder.run_slot():
+                yield
+        except ServerBusy:
+            raise ToolError("every run slot is taken (server.max_queued_runs); try again shortly") from None
+
     def call_tool_as(caller: Caller, name: str, arguments: dict[str, Any]) -> list[Hit]:
         config = {"configurable": {"user_groups": caller.groups}}
-        with holder.run_slot():
+        with run_slot():
             message = langchain_tool(name).invoke(
                 {"args": arguments, "name": name, "type": "tool_call", "id": name}, config=config
             )
-        if getattr(message, "status", "success") == "error":
-            raise ValueError(str(message.content))
+        if getattr(message, "status", "success") == "error":  # bad input (a filter): the caller's to fix
+            raise ToolError(str(message.content))
         return list(message.artifact or [])
 
     @mcp.tool()
@@ -193,12 +204,15 @@ def build_mcp_server(holder: AgentHolder, identify_caller: IdentifyCaller, *, ve
         caller = identify_caller(ctx)
 
         def run() -> Answer:
-            agent_ = holder.get()
-            with holder.run_slot():
-                answer = run_to_answer(
-                    agent_, question, thread_id=stored_thread_id(caller, thread_id) if thread_id else None,
-                    groups=caller.groups, route=route, budget=settings.graph.budget,
-                )  # fmt: skip
+            try:
+                agent_ = holder.get()
+                with run_slot():
+                    answer = run_to_answer(
+                        agent_, question, thread_id=stored_thread_id(caller, thread_id) if thread_id else None,
+                        groups=caller.groups, route=route, budget=settings.graph.budget,
+                    )  # fmt: skip
+            except RagpilotError as exc:  # a provider down, a bad setting: said, not a crash
+                raise ToolError(str(exc)) from exc
             return answer.model_copy(update={"thread_id": thread_id})
 
         return await anyio.to_thread.run_sync(run)

@@ -25,7 +25,8 @@ import openai
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.callbacks.manager import dispatch_custom_event
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_openai import ChatOpenAI
@@ -47,6 +48,35 @@ def rejects_response_format(error: BaseException) -> bool:
     itself, as opposed to a rate limit, a timeout or a connection failure."""
     cause = error.__cause__ if isinstance(error, ProviderUnavailable) else error
     return isinstance(cause, openai.APIStatusError) and cause.status_code in _REJECTION_STATUSES
+
+
+class _StreamUsage:
+    """Usage for a stream whose server does not report it (llama.cpp's server ignores
+    ``stream_options.include_usage``): one output token per content chunk, which is how such servers
+    stream, so the question's token budget still counts the answer. Marked ``usage_estimated``."""
+
+    def __init__(self) -> None:
+        self.reported = False
+        self.content_chunks = 0
+
+    def seen(self, chunk: ChatGenerationChunk) -> ChatGenerationChunk:
+        message = chunk.message
+        if isinstance(message, AIMessageChunk) and message.usage_metadata:
+            self.reported = True
+        if chunk.text:
+            self.content_chunks += 1
+        return chunk
+
+    def estimate(self) -> ChatGenerationChunk | None:
+        if self.reported or not self.content_chunks:
+            return None
+        usage = UsageMetadata(
+            input_tokens=0, output_tokens=self.content_chunks, total_tokens=self.content_chunks
+        )
+        message = AIMessageChunk(
+            content="", usage_metadata=usage, response_metadata={"usage_estimated": True}
+        )
+        return ChatGenerationChunk(message=message)
 
 
 class RagpilotChatOpenAI(ChatOpenAI):
@@ -110,13 +140,20 @@ class RagpilotChatOpenAI(ChatOpenAI):
         return self._create_chat_result(exc.completion)
 
     def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        counter = _StreamUsage()
         with self._typed_failures():
-            yield from super()._stream(*args, **kwargs)
+            for chunk in super()._stream(*args, **kwargs):
+                yield counter.seen(chunk)
+        if (estimate := counter.estimate()) is not None:
+            yield estimate
 
     async def _astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        counter = _StreamUsage()
         with self._typed_failures():
             async for chunk in super()._astream(*args, **kwargs):
-                yield chunk
+                yield counter.seen(chunk)
+        if (estimate := counter.estimate()) is not None:
+            yield estimate
 
     def with_structured_output(  # type: ignore[override]
         self,
