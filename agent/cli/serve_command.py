@@ -21,7 +21,8 @@ def serve_command(
         bool, typer.Option("--preload/--lazy", help="load the models before accepting requests")
     ] = False,
 ) -> None:
-    """Serve POST /ask, POST /ask/stream (SSE), GET/DELETE /threads/{id}, POST /ingest, GET /healthz."""
+    """Serve POST /ask, POST /ask/stream (SSE), GET/DELETE /threads/{id}, POST /ingest, GET /healthz,
+    the OpenAI-compatible POST /v1/chat/completions and GET /v1/models, and MCP at /mcp."""
     import uvicorn
 
     from agent.server.app import create_app
