@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 from core.errors import ConfigError
 from tools.knowledge_base.text_units import has_cjk
 
-QAFormat = Literal["hotpot", "squad", "rgb"]
+QAFormat = Literal["hotpot", "squad", "rgb", "mixed"]
 DEFAULT_SQUAD_SEED = 0
 
 
@@ -61,6 +61,11 @@ class QAExample(BaseModel):
     language: Literal["en", "zh"]
     kind: str | None = None  # HotpotQA: bridge or comparison
     gold_titles: list[str] = Field(default_factory=list, description="HotpotQA supporting-fact titles")
+    # The mixed set (agent/eval/mixed_set.py): whether the knowledge base states the answer, where the
+    # question comes from, and the split it belongs to.
+    answerable: bool = True
+    source: str | None = None
+    split: str | None = None
 
 
 class QADataset(BaseModel):
@@ -101,6 +106,8 @@ def load_qa_dataset(
         dataset = _read_squad(path, limit, DEFAULT_SQUAD_SEED if sample_seed is None else sample_seed)
     elif qa_format == "rgb":
         dataset = _read_rgb(path, limit, sample_seed, negative_only)
+    elif qa_format == "mixed":
+        dataset = _read_mixed(path, limit)
     else:
         raise ConfigError(f"unknown QA format {qa_format!r}: expected hotpot, squad or rgb")
     return _without_blank_questions(dataset)
@@ -144,6 +151,19 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not readable as JSON ({exc})") from None
+
+
+# --- a built set (the mixed set), saved as a QADataset ------------------------------------------
+
+
+def _read_mixed(path: Path, limit: int | None) -> QADataset:
+    """A set saved by ``bench.mixed_set --build`` (``QADataset`` JSON); its first ``limit`` questions."""
+    try:
+        dataset = QADataset.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a saved QA dataset ({str(exc)[:300]})") from None
+    examples = dataset.examples[:limit] if limit else dataset.examples
+    return dataset.model_copy(update={"examples": examples, "path": path})
 
 
 # --- HotpotQA -------------------------------------------------------------------------------------

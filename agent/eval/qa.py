@@ -208,10 +208,18 @@ class QuestionResult(BaseModel):
     f1_best_sentence: float = 0.0
     f1_full_text: float = 0.0
     contained: bool = False
+    answerable: bool = True
+    outcome_correct: bool = Field(
+        False, description="answerable: not refused and the gold answer stated; unanswerable: refused"
+    )
     supporting_recall: float | None = None
     cited_recall: float | None = None
     retrieved_titles: list[str] = Field(default_factory=list, description="first k distinct documents")
     support_verdicts: dict[str, int] = Field(default_factory=dict)
+    shown_verdicts: dict[str, int] = Field(
+        default_factory=dict,
+        description="verdicts of the sentences the answer shows (none removed or trimmed)",
+    )
     last_judgement: list[dict[str, Any]] = Field(
         default_factory=list,
         description="the last support check's verdict per sentence (the draft a refusal threw away, too)",
@@ -350,11 +358,16 @@ def score_answer(
         f1_best_sentence=round(best_sentence_f1(full_text, golds, language), 4) if full_text else 0.0,
         f1_full_text=round(token_f1(full_text, golds, language), 4),
         contained=bool(full_text) and answer_contained(full_text, example.answers, language),
+        answerable=example.answerable,
         support_verdicts=dict(Counter(v.verdict for v in answer.support)),
+        shown_verdicts=dict(
+            Counter(v.verdict for v in answer.support if not (v.removed or v.trimmed or answer.refused))
+        ),
         last_judgement=last_judgement(steps),
         llm_calls=answer.llm_calls,
         total_ms=answer.total_ms,
     )
+    result.outcome_correct = result.contained if example.answerable else answer.refused
     if example.gold_titles:
         titles = retrieved_titles(steps, recall_k)
         result.retrieved_titles = titles
@@ -387,6 +400,13 @@ def summarize(
         metrics["cited_recall"] = mean([r.cited_recall or 0.0 for r in results if r.cited_recall is not None])
     if dataset.negative_only:
         metrics["rejection_rate"] = metrics["refusal_rate"]
+    answerable = [r for r in results if r.answerable]
+    unanswerable = [r for r in results if not r.answerable]
+    if unanswerable:  # a mixed set: the objective that neither refusing nor answering everything games
+        metrics["outcome_accuracy"] = mean([float(r.outcome_correct) for r in results])
+        metrics["refused_answerable"] = mean([float(r.refused) for r in answerable])
+        metrics["answered_unanswerable"] = mean([float(not r.refused) for r in unanswerable])
+        metrics["answerable_share"] = round(len(answerable) / n, 4)
 
     verdicts: Counter[str] = Counter()
     for r in results:
