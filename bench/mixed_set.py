@@ -80,6 +80,17 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
+def peer_answerer(settings: Any) -> Any:
+    """The peer graph (bench/peers/adaptive_rag.py) as run_qa_eval's answerer, on the same index."""
+    from bench.peers.adaptive_rag import answer_question, build_peer
+
+    def answer(question: str, resources: Any) -> Any:
+        graph = build_peer(resources, list(settings.user_groups))
+        return answer_question(question, resources, list(settings.user_groups), graph)
+
+    return answer
+
+
 def run(args: argparse.Namespace) -> None:
     from agent.eval.datasets import load_qa_dataset
     from agent.eval.qa import QAEvalConfig, QuestionResult, qa_settings, run_qa_eval
@@ -87,7 +98,11 @@ def run(args: argparse.Namespace) -> None:
     path = set_path(args.home, args.split, args.seed)
     if not path.is_file():
         build(args.home, args.seed)
-    name = f"mixed_{args.split}" + (f"_{args.tag}" if args.tag else "")
+    name = (
+        f"mixed_{args.split}"
+        + ("_peer_adaptive_rag" if args.peer else "")
+        + (f"_{args.tag}" if args.tag else "")
+    )
     partial = args.home / "mixed" / f"{name}.partial.jsonl"
     if not args.resume:
         partial.unlink(missing_ok=True)
@@ -109,7 +124,10 @@ def run(args: argparse.Namespace) -> None:
     dataset = load_qa_dataset(path, "mixed", limit=args.limit)
     settings = qa_settings(dataset, args.home, **parse_overrides(args.set))
     started = time.perf_counter()
-    report = run_qa_eval(config, settings, progress=sys.stderr.isatty(), on_result=record, done=done)
+    answerer = peer_answerer(settings) if args.peer else None
+    report = run_qa_eval(
+        config, settings, progress=sys.stderr.isatty(), on_result=record, done=done, answerer=answerer
+    )
     saved = report.model_dump(mode="json")
     saved["breakdown"] = breakdown(saved["results"])
     saved["overrides"] = args.set
@@ -139,6 +157,9 @@ def main() -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=JSON")
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument(
+        "--peer", action="store_true", help="run the peer (LangGraph's adaptive-RAG design) instead"
+    )
     args = parser.parse_args()
     if args.build:
         build(args.home, args.seed)

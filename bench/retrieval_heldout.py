@@ -8,8 +8,9 @@ t-test (ranx). The offline reranker was fitted on SciFact train only, so every s
 it. With ``--split calibration|report`` the queries of each set are halved by a seeded shuffle: choose
 on the calibration half, report on the other.
 
-    .venv/bin/python -m bench.retrieval_heldout                      # all four sets, saves bench/results/retrieval_heldout.json
-    .venv/bin/python -m bench.retrieval_heldout --sets squad cmrc --rerank none offline
+    .venv/bin/python -m bench.retrieval_heldout                      # all four sets, saves bench/results/retrieval_heldout_all.json
+    .venv/bin/python -m bench.retrieval_heldout --sets squad cmrc --rerank none offline offline@0.5
+    (``offline@W``: the offline reranker with ``rerank.fusion_weight`` W)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from agent.eval.retrieval import (  # noqa: E402
 )
 
 SHARED_DATA = ROOT.parent / "shared" / "data"
-RESULT = ROOT / "bench" / "results" / "retrieval_heldout.json"
+RESULTS = ROOT / "bench" / "results"
 METRICS = ["ndcg@10", "recall@5", "recall@10", "mrr@10"]
 QUERIES_PER_SET = {"squad": 600, "hotpotqa": 100, "cmrc": 600, "rgb": 300}
 
@@ -97,10 +98,11 @@ def main() -> None:
     parser.add_argument(
         "--home", type=Path, default=None, help="evaluation indexes (default <data dir>/bench)"
     )
-    parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument("--out", type=Path, default=None, help="default bench/results/retrieval_heldout_<split>.json")
     args = parser.parse_args()
 
     home = args.home or default_bench_home()
+    args.out = args.out or RESULTS / f"retrieval_heldout_{args.split}.json"
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
     results.setdefault("sets", {})
     for name in args.sets:
@@ -120,8 +122,13 @@ def main() -> None:
         per_query: dict[str, dict[str, float]] = {}
         for choice in args.rerank:
             started = time.perf_counter()
+            # "offline@0.5": the offline reranker with rerank.fusion_weight 0.5
+            provider, _, weight = choice.partition("@")
+            run_settings = settings.model_copy(
+                update={"rerank": settings.rerank.model_copy(update={"fusion_weight": float(weight or 0)})}  # "offline" alone: 0
+            )
             report, run = run_retrieval_eval(
-                RetrievalEvalConfig(beir_dir=beir_dir, rerank=choice), settings, progress=False
+                RetrievalEvalConfig(beir_dir=beir_dir, rerank=provider), run_settings, progress=False
             )
             metrics, per_query[choice] = evaluate(beir_dir, run, query_ids)
             entry["documents"] = report.index_documents

@@ -466,8 +466,12 @@ def run_qa_eval(
     progress: bool = True,
     on_result: Callable[[QuestionResult], None] | None = None,
     done: Sequence[QuestionResult] = (),
+    answerer: Callable[[str, Any], Any] | None = None,
 ) -> QAReport:
     """Index the dataset's passages, run every selected question through the agent and score it.
+
+    ``answerer(question, resources) -> Answer`` replaces the agent (a peer system measured on the same
+    index and scored the same way; it reports no steps).
 
     ``done`` holds results of an interrupted earlier run of the same config: those questions are not
     run again and their results are reported as they were (a benchmark of hours can resume).
@@ -508,7 +512,11 @@ def run_qa_eval(
                 steps: list[dict[str, Any]] = []
                 answer: Answer | None = None
                 try:
-                    for event in agent.stream(example.question, route=config.route, tokens=False):
+                    if answerer is not None:
+                        answer = answerer(example.question, agent.resources)
+                    for event in (
+                        () if answerer else agent.stream(example.question, route=config.route, tokens=False)
+                    ):
                         if isinstance(event, FinalAnswer):
                             answer = event.answer
                         elif isinstance(event, StepUpdate):

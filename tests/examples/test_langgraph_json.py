@@ -20,7 +20,8 @@ def test_langgraph_json_names_a_loadable_compiled_graph_with_schemas(ragpilot_ho
     assert graph.name == "ragpilot"
     input_schema = graph.get_input_jsonschema()
     assert input_schema["required"] == ["question"]
-    assert set(input_schema["properties"]) == {"question", "route_request"}
+    # messages: the conversation so far, for a caller that keeps it instead of a thread (optional)
+    assert set(input_schema["properties"]) == {"question", "route_request", "messages"}
     output = graph.get_output_jsonschema()["properties"]
     assert {"answer", "citations", "refused", "route", "steps", "messages"} <= set(output)
     assert not (ragpilot_home / "index").exists()  # building the graph loads no model and opens no index

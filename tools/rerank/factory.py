@@ -12,6 +12,9 @@ from tools.rerank.noop import NoopReranker
 if TYPE_CHECKING:
     from tools.knowledge_base.knowledge_base import KnowledgeBase
 
+# The offline reranker's default share of the fused order (rerank.fusion_weight unset): see settings.
+OFFLINE_FUSION_WEIGHT = 0.5
+
 ProviderChoice = Literal["cohere", "cross_encoder", "offline", "none"]
 #: what a caller may ask for: a provider, or "auto" (chosen by the configured keys and paths)
 RerankerChoice = ProviderChoice | Literal["auto"]
@@ -39,7 +42,21 @@ def get_reranker(
     """Build the chosen reranker (``provider`` overrides ``rerank.provider``, e.g. a CLI flag). ConfigError
     when an explicitly chosen provider lacks its key or model (a configured cross-encoder that cannot
     load is an error too, not a silent fallback)."""
-    choice = provider if provider not in (None, "auto") else choose_reranker_provider(settings)
+    choice: ProviderChoice = (
+        provider if provider is not None and provider != "auto" else choose_reranker_provider(settings)
+    )
+    reranker = _build(choice, settings, kb)
+    weight = settings.rerank.fusion_weight
+    if weight is None:
+        weight = OFFLINE_FUSION_WEIGHT if choice == "offline" else 0.0
+    if weight > 0 and choice != "none":
+        from tools.rerank.fusion_blend import FusionBlendReranker
+
+        return FusionBlendReranker(reranker, weight)
+    return reranker
+
+
+def _build(choice: ProviderChoice, settings: Settings, kb: KnowledgeBase | None) -> Reranker:
     # Providers are imported when chosen: each pulls in its own client library or model.
     if choice == "none":
         return NoopReranker()
@@ -48,7 +65,9 @@ def get_reranker(
             raise ConfigError("rerank.provider is 'cohere' but COHERE_API_KEY is not set")
         from tools.rerank.cohere import CohereReranker
 
-        return CohereReranker(settings.rerank, api_key=settings.cohere_api_key, base_url=settings.cohere_base_url)
+        return CohereReranker(
+            settings.rerank, api_key=settings.cohere_api_key, base_url=settings.cohere_base_url
+        )
     if choice == "cross_encoder":
         from tools.rerank.cross_encoder import CrossEncoderReranker
 

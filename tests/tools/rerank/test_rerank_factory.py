@@ -64,10 +64,14 @@ def test_explicit_cross_encoder_without_a_path_is_a_config_error(ragpilot_home):
         get_reranker(load_settings(rerank={"provider": "cross_encoder"}))
 
 
-def test_auto_builds_the_offline_reranker(ragpilot_home):
+def test_auto_builds_the_offline_reranker_blended_with_the_fused_order(ragpilot_home):
+    from tools.rerank.fusion_blend import FusionBlendReranker
     from tools.rerank.offline import OfflineReranker
 
-    assert isinstance(get_reranker(load_settings()), OfflineReranker)
+    reranker = get_reranker(load_settings())
+    assert isinstance(reranker, FusionBlendReranker) and isinstance(reranker.inner, OfflineReranker)
+    assert reranker.fusion_weight == 0.5
+    assert isinstance(get_reranker(load_settings(rerank={"fusion_weight": 0})), OfflineReranker)
 
 
 def test_a_cohere_reranker_configured_from_the_environment_reaches_its_base_url(ragpilot_home, monkeypatch):
