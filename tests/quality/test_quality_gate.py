@@ -1,0 +1,67 @@
+"""The quality gate (issue 22, item 6): a small golden set measured on every test run. A change to chunking,
+embedding, rerank thresholds, prompts or checks that drops retrieval Recall@5 or nDCG@10 by more than 2%,
+loses more than two of the mixed questions' outcomes, or lets faithfulness fall below 90% fails here.
+The baseline is ``baseline.json`` beside this file; ``python -m bench.quality_gate --record`` rewrites it
+(``agent/eval/quality_gate.py`` says what is measured)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.eval.quality_gate import compare, measure_answers, measure_retrieval
+from tests.conftest import SHARED_DATA
+
+BASELINE = json.loads((Path(__file__).parent / "baseline.json").read_text(encoding="utf-8"))
+
+pytestmark = pytest.mark.skipif(
+    not (SHARED_DATA / "scifact").is_dir(), reason="the shared benchmark data is not beside the checkout"
+)
+
+
+@pytest.fixture(scope="module")
+def retrieval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    figures = measure_retrieval(SHARED_DATA, tmp_path_factory.mktemp("gate-retrieval"))
+    return {name: f.model_dump() for name, f in figures.items()}
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return measure_answers(SHARED_DATA, tmp_path_factory.mktemp("gate-answers")).model_dump()
+
+
+def _only(failures: list[str], prefix: tuple[str, ...]) -> list[str]:
+    return [f for f in failures if f.startswith(prefix)]
+
+
+def test_retrieval_holds_recall_at_5_and_ndcg_at_10(retrieval: dict[str, Any]) -> None:
+    failures = compare({"retrieval": retrieval, "answers": BASELINE["answers"]}, BASELINE)
+    assert not failures, f"retrieval fell below the baseline: {failures}; measured {retrieval}"
+
+
+@pytest.mark.llm
+def test_answers_hold_outcome_accuracy_and_faithfulness(answers: dict[str, Any]) -> None:
+    failures = compare({"retrieval": BASELINE["retrieval"], "answers": answers}, BASELINE)
+    lost = [
+        qid
+        for qid, right in BASELINE["answers"]["outcomes"].items()
+        if right and not answers["outcomes"].get(qid)
+    ]
+    assert not failures, f"answers fell below the baseline: {failures}; questions lost: {lost}"
+
+
+def test_the_gate_fails_on_a_drop_beyond_its_tolerance() -> None:
+    worse = json.loads(json.dumps({"retrieval": BASELINE["retrieval"], "answers": BASELINE["answers"]}))
+    name = next(iter(worse["retrieval"]))
+    worse["retrieval"][name]["metrics"]["recall@5"] *= 0.97
+    worse["answers"]["faithfulness"] = 0.85
+    worse["answers"]["outcome_accuracy"] -= 3 / worse["answers"]["questions"]
+
+    failures = compare(worse, BASELINE)
+
+    assert _only(failures, (f"{name} recall@5",)) and _only(failures, ("faithfulness",))
+    assert _only(failures, ("outcome accuracy",))
+    assert compare({"retrieval": BASELINE["retrieval"], "answers": BASELINE["answers"]}, BASELINE) == []
