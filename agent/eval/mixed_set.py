@@ -14,7 +14,7 @@ Built from the shared benchmark files, English and Chinese, single- and multi-ho
   (RGB's negative-rejection setting), after removing any passage that states the answer.
 
 An answerable question must still have its answer stated somewhere in the final knowledge base, else
-it is dropped. Each question is assigned to the ``calibration`` or the ``report`` split by a seeded
+it is dropped; an unanswerable one whose answer another source's passage states is dropped too. Each question is assigned to the ``calibration`` or the ``report`` split by a seeded
 draw (choose thresholds on one, report on the other). Outcome: an answerable question is right when the
 answer is not refused and states the gold answer; an unanswerable one is right when it is refused.
 """
@@ -156,6 +156,13 @@ def build_mixed_set(shared_data: Path, *, seed: int = 0, sizes: dict[str, int] |
     )
     add(_hotpot(hotpot, rng))
     add(_rgb(shared_data, sizes["rgb"], rng))
+    # An answer removed from its own source can still be stated by another source's passage (a HotpotQA
+    # paragraph naming what the SQuAD question asks): such a question is answerable after all; drop it.
+    texts = [p.text.casefold() for p in passages.values()]
+    examples = [
+        e for e in examples
+        if e.answerable or not any(alias.casefold() in t for alias in _aliases(e) if alias.strip() for t in texts)
+    ]  # fmt: skip
     split_rng = random.Random(seed + 1)
     examples = [
         e.model_copy(update={"split": "report" if split_rng.random() < REPORT_SHARE else "calibration"})
