@@ -54,12 +54,11 @@ def split_queries(query_ids: list[str], split: str, seed: int = 0) -> list[str]:
     return shuffled[:half] if split == "calibration" else shuffled[half:]
 
 
-def evaluate(beir_dir: Path, run: Any, query_ids: list[str]) -> tuple[dict[str, float], dict[str, float]]:
+def evaluate(beir: Any, run: Any, query_ids: list[str]) -> tuple[dict[str, float], dict[str, float]]:
     """Mean metrics and per-query nDCG@10 of ``run`` over ``query_ids``."""
     from ranx import Qrels, Run
     from ranx import evaluate as ranx_evaluate
 
-    beir = load_beir(beir_dir, "test")
     qrels = Qrels({q: beir.qrels[q] for q in query_ids})
     sub = Run({q: dict(run[q]) or {"__no_hit__": 0.0} for q in query_ids})
     with warnings.catch_warnings():
@@ -130,7 +129,7 @@ def main() -> None:
             report, run = run_retrieval_eval(
                 RetrievalEvalConfig(beir_dir=beir_dir, rerank=provider), run_settings, progress=False
             )
-            metrics, per_query[choice] = evaluate(beir_dir, run, query_ids)
+            metrics, per_query[choice] = evaluate(beir, run, query_ids)
             entry["documents"] = report.index_documents
             entry["runs"][choice] = {
                 "metrics": metrics,

@@ -112,7 +112,8 @@ def _rgb(shared_data: Path, size: int, rng: random.Random) -> tuple[list[QAExamp
     path = shared_data / "rgb" / "zh_refine.json"
     full = load_qa_dataset(path, "rgb", limit=size, sample_seed=rng.randrange(1 << 30))
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    by_id = {str(json.loads(line).get("id", i)): json.loads(line) for i, line in enumerate(lines)}
+    records = [json.loads(line) for line in lines]
+    by_id = {str(record.get("id", i)): record for i, record in enumerate(records)}
     chosen = set(rng.sample([e.qid for e in full.examples], int(len(full.examples) * UNANSWERABLE_SHARE)))
     positives_removed = {
         " ".join(str(t).split()) for qid in chosen for t in by_id.get(qid, {}).get("positive", [])

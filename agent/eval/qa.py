@@ -514,13 +514,12 @@ def run_qa_eval(
                 try:
                     if answerer is not None:
                         answer = answerer(example.question, agent.resources)
-                    for event in (
-                        () if answerer else agent.stream(example.question, route=config.route, tokens=False)
-                    ):
-                        if isinstance(event, FinalAnswer):
-                            answer = event.answer
-                        elif isinstance(event, StepUpdate):
-                            steps.append(event.step.model_dump())
+                    else:
+                        for event in agent.stream(example.question, route=config.route, tokens=False):
+                            if isinstance(event, FinalAnswer):
+                                answer = event.answer
+                            elif isinstance(event, StepUpdate):
+                                steps.append(event.step.model_dump())
                 except (ConfigError, ModelAssetError):
                     raise  # the setup is broken: every question would fail the same way
                 except Exception as exc:  # noqa: BLE001 - recorded per question, see the docstring

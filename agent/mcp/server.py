@@ -133,9 +133,12 @@ def build_mcp_server(holder: AgentHolder, identify_caller: IdentifyCaller, *, ve
     mcp = MCPServer("ragpilot", instructions=INSTRUCTIONS, version=version, log_level="WARNING")
     settings = holder.settings
 
+    tools: dict[str, Any] = {}  # ragpilot's retrieval tools, built once over the agent's knowledge base
+
     def langchain_tool(name: str) -> Any:
-        knowledge_base = holder.get().resources.knowledge_base
-        return {t.name: t for t in make_tools(knowledge_base, settings)}[name]
+        if not tools:
+            tools.update({t.name: t for t in make_tools(holder.get().resources.knowledge_base, settings)})
+        return tools[name]
 
     @contextmanager
     def run_slot() -> Iterator[None]:

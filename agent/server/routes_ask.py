@@ -13,7 +13,9 @@ from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
 from agent.run_loop import StepUpdate, TokenDelta, run_to_answer, stream_answer
+from agent.server.identity import Caller
 from agent.server.runs import (
+    AgentHolder,
     CallerDep,
     DetachedRun,
     HolderDep,
@@ -35,6 +37,17 @@ def public_answer(answer: Answer, public_thread_id: str) -> dict[str, Any]:
     return answer.model_dump(mode="json") | {"thread_id": public_thread_id}
 
 
+def run_options(body: AskRequest, who: Caller, holder: AgentHolder, public_id: str) -> dict[str, Any]:
+    """The run loop's options for one request: the caller's thread and groups, the request's route, and
+    its budget capped by the server's."""
+    return {
+        "thread_id": stored_thread_id(who, public_id),
+        "groups": who.groups,
+        "route": body.route,
+        "budget": holder.settings.graph.budget.tightened_by(body.budget),
+    }
+
+
 @router.post("/ask")
 def ask(body: AskRequest, who: CallerDep, holder: HolderDep) -> JSONResponse:
     """Answer one question (continuing ``thread_id`` when given); returns the ``Answer`` object."""
@@ -42,14 +55,7 @@ def ask(body: AskRequest, who: CallerDep, holder: HolderDep) -> JSONResponse:
     try:
         agent_ = holder.get()
         with holder.run_slot():
-            answer = run_to_answer(
-                agent_,
-                body.question,
-                thread_id=stored_thread_id(who, public_id),
-                groups=who.groups,
-                route=body.route,
-                budget=holder.settings.graph.budget.tightened_by(body.budget),
-            )
+            answer = run_to_answer(agent_, body.question, **run_options(body, who, holder, public_id))
     except ServerBusy:
         raise busy_error() from None
     except RagpilotError as exc:
@@ -70,14 +76,7 @@ def ask_stream(body: AskRequest, who: CallerDep, holder: HolderDep) -> EventSour
     def run(emit: Callable[[dict[str, str]], bool]) -> None:
         """The run, in its worker thread; stops when ``emit`` reports that nobody is listening."""
         try:
-            for event in stream_answer(
-                agent_,
-                body.question,
-                thread_id=stored_thread_id(who, public_id),
-                groups=who.groups,
-                route=body.route,
-                budget=holder.settings.graph.budget.tightened_by(body.budget),
-            ):
+            for event in stream_answer(agent_, body.question, **run_options(body, who, holder, public_id)):
                 if isinstance(event, StepUpdate):
                     listening = emit({"event": "step", "data": event.step.model_dump_json()})
                 elif isinstance(event, TokenDelta):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import pytest
 
 from core.settings import load_settings
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.servers.ports import free_port
 from tools.knowledge_base.ingest import ingest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -30,17 +30,12 @@ KEYS = {"key-ada": ["public"], "key-bob": ["public"]}
 START_TIMEOUT_S = 120
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
 
 class Replica:
     """One ``ragpilot serve`` process on its own copy of the data directory."""
 
     def __init__(self, home: Path, env: dict[str, str]) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log = home / "serve.log"
         command = [

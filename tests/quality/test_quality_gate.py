@@ -17,10 +17,6 @@ from tests.conftest import SHARED_DATA
 
 BASELINE = json.loads((Path(__file__).parent / "baseline.json").read_text(encoding="utf-8"))
 
-pytestmark = pytest.mark.skipif(
-    not (SHARED_DATA / "scifact").is_dir(), reason="the shared benchmark data is not beside the checkout"
-)
-
 
 @pytest.fixture(scope="module")
 def retrieval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

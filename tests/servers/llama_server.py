@@ -11,7 +11,6 @@ that answers whatever it is sent.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -19,21 +18,18 @@ from pathlib import Path
 
 import httpx
 
+from tests.servers.ports import free_port
+
 START_TIMEOUT_S = 180
 MODEL_ALIAS = "local-qwen"
 
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class LlamaCppServer:
     """The server process for the life of the ``with`` block."""
 
     def __init__(self, model_path: Path, *, threads: int = 2, context: int = 4096) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.model = MODEL_ALIAS
         self._command = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ALIAS,

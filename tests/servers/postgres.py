@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+
+from tests.servers.ports import free_port
 
 START_TIMEOUT_S = 60
 
@@ -31,11 +32,6 @@ def postgres_bin_dir() -> Path | None:
     return versions[-1].parent if versions else None
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
 
 class PostgresServer:
     """One PostgreSQL server for the life of the ``with`` block; its files are removed afterwards."""
@@ -45,7 +41,7 @@ class PostgresServer:
         if bin_dir is None:
             raise RuntimeError("no PostgreSQL server binaries (initdb, pg_ctl): apt-get install postgresql")
         self.bin_dir = bin_dir
-        self.port = _free_port()
+        self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="ragpilot-pg-"))  # not under pytest's 0700 tmp tree
         self.data_dir = self.root / "data"
         self._as_postgres = os.geteuid() == 0
