@@ -8,21 +8,16 @@ when a ``thread_id`` is given; a stateless one serves one-off questions, so they
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from agent.run_loop import RunEvent, run_to_answer, stream_answer
 from agent.tracing.recorder import TraceSink
-from core.answer import Answer, Citation, SupportVerdict
-from core.errors import ConfigError
+from core.answer import Answer
 from core.settings import QuestionBudget, Settings, load_settings
-from core.vocabulary import ROUTE_REQUESTS
 from graphs.rag.checkpointer import open_checkpointer
 from graphs.rag.graph import build_graph
 from graphs.rag.resources import Resources
@@ -73,48 +68,6 @@ class Agent:
         """``graph`` for a thread, ``stateless_graph`` without one."""
         return self.graph if thread_id else self.stateless_graph
 
-    def run_request(
-        self,
-        question: str,
-        *,
-        thread_id: str | None = None,
-        groups: Sequence[str] | None = None,
-        route: str | None = None,
-        budget: QuestionBudget | None = None,
-        run_id: str | None = None,
-        history: Sequence[BaseMessage] | None = None,
-    ) -> tuple[dict[str, Any], RunnableConfig]:
-        """The graph input and run config for one turn (run with ``graph_for(thread_id)``). ``budget``
-        replaces the limits it sets in ``settings.graph.budget`` for this turn (the HTTP API narrows it to
-        the server's own first: ``QuestionBudget.tightened_by``). ``history`` is the conversation so far
-        when the caller keeps it (OpenAI-style clients send every message each time); a thread keeps its
-        own, so the two do not mix."""
-        if history and thread_id:
-            raise ConfigError("a turn continues either a thread or a caller's history, not both")
-        if route is not None and route not in ROUTE_REQUESTS:
-            raise ConfigError(f"route must be one of {', '.join(ROUTE_REQUESTS)}, got {route!r}")
-        if groups is not None and (
-            isinstance(groups, str) or not groups or not all(g.strip() for g in groups)
-        ):
-            raise ConfigError("groups must be a non-empty list of non-empty group names")
-        configurable: dict[str, Any] = {"user_groups": list(groups or self.settings.user_groups)}
-        if thread_id:
-            configurable["thread_id"] = thread_id
-        if budget is not None:
-            configurable["budget"] = self.settings.graph.budget.model_copy(
-                update=budget.model_dump(exclude_unset=True)
-            )
-        config: RunnableConfig = {
-            "configurable": configurable,
-            "run_id": uuid.UUID(hex=run_id) if run_id else uuid.uuid4(),
-            "run_name": "ragpilot",
-            "recursion_limit": 100,  # never reached: every loop has its own bound in settings.graph
-        }
-        graph_input: dict[str, Any] = {"question": question, "route_request": route or "auto"}
-        if history:
-            graph_input["messages"] = list(history)
-        return graph_input, config
-
     def stream(
         self,
         question: str,
@@ -155,44 +108,6 @@ class Agent:
             route=route, budget=budget,
         )  # fmt: skip
 
-    def answer_from_state(
-        self, state: dict[str, Any], *, run_id: str, total_ms: float = 0.0, thread_id: str | None = None
-    ) -> Answer:
-        """The typed ``Answer`` of a finished turn's state (full state or the graph's output)."""
-        return answer_from_state(state, run_id=run_id, total_ms=total_ms, thread_id=thread_id)
-
     def close(self) -> None:
         self.resources.close()
 
-
-def answer_from_state(
-    state: dict[str, Any], *, run_id: str, total_ms: float = 0.0, thread_id: str | None = None
-) -> Answer:
-    timings: dict[str, float] = {}
-    for step in state.get("steps") or []:
-        timings[step["node"]] = round(timings.get(step["node"], 0.0) + float(step["ms"]), 1)
-    return Answer(
-        question=state.get("question", ""),
-        answer=state.get("answer", ""),
-        short_answer=state.get("short_answer") or "",
-        citations=[Citation.model_validate(c) for c in state.get("citations") or []],
-        route=state.get("route"),
-        route_confidence=state.get("route_confidence"),
-        crag_grade=state.get("crag_grade"),
-        crag_action=state.get("crag_action"),
-        refused=bool(state.get("refused")),
-        refusal_reason=state.get("refusal_reason"),
-        partial=bool(state.get("budget_exhausted")) and not state.get("refused"),
-        budget_exhausted=state.get("budget_exhausted"),
-        support=[SupportVerdict.model_validate(v) for v in state.get("support") or []],
-        answers_question=state.get("answers_question"),
-        queries=list(state.get("queries_issued") or []),
-        llm_calls=int(state.get("llm_calls") or 0),
-        llm_input_tokens=int(state.get("llm_input_tokens") or 0),
-        llm_output_tokens=int(state.get("llm_output_tokens") or 0),
-        timings=timings,
-        total_ms=round(total_ms, 1),
-        run_id=run_id,
-        thread_id=thread_id,
-        standalone_question=state.get("standalone_question"),
-    )

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from core.settings import load_settings
-from tools.providers.chat_local import open_llama
-from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
+from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, open_llama, read_cpu_flags
 from tools.providers.local_gguf import ensure_local_gguf
 from tools.providers.native_probe import llama_system_info
 

@@ -39,8 +39,12 @@ from agent.eval.retrieval import LatencyStats, eval_settings, load_beir  # noqa:
 from core.settings import Settings, load_settings  # noqa: E402
 from tools.knowledge_base.knowledge_base import KnowledgeBase  # noqa: E402
 from tools.knowledge_base.records import Chunk  # noqa: E402
-from tools.knowledge_base.sparse import SparseEncoder, term_id, tokenize  # noqa: E402
-from tools.knowledge_base.store.base import SparseVec  # noqa: E402
+from tools.knowledge_base.sparse import (  # noqa: E402
+    SparseEncoder,
+    SparseVec,  # noqa: E402
+    term_id,
+    tokenize,
+)
 from tools.knowledge_base.store.factory import open_store  # noqa: E402
 from tools.search import SearchRequest, encode_queries, search_encoded  # noqa: E402
 

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench.rerank import (  # noqa: E402
+from bench.rerank_candidates import (  # noqa: E402
     DATA,
     FEATURE_GROUPS,
     CandidateBuilder,

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.errors import ConfigError
 from core.settings import SearchSettings
 from tools.knowledge_base.records import ChunkKind, Hit, LegScore
-from tools.knowledge_base.store.base import SearchMode, SparseVec, StoredHit
+from tools.knowledge_base.sparse import SparseVec
+from tools.knowledge_base.store.base import SearchMode, StoredHit
 from tools.knowledge_base.store.filters import parse_filter
 
 if TYPE_CHECKING:

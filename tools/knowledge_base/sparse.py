@@ -26,10 +26,18 @@ import threading
 import zlib
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import Stemmer
 
-from tools.knowledge_base.store.base import SparseVec
+
+@dataclass(frozen=True)
+class SparseVec:
+    """A sparse vector as Qdrant takes it: term ids and their weights."""
+
+    indices: list[int]
+    values: list[float]
+
 
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75

@@ -43,11 +43,10 @@ from pydantic import BaseModel
 
 from core.errors import ProviderUnavailable
 from core.settings import Settings
-from tools.providers.llama_cpu import WeightRepacking
+from tools.providers.llama_cpu import PROVIDER_LABEL, WeightRepacking, open_llama
 from tools.providers.local_gguf import GGUF_FILENAME, ensure_local_gguf
+from tools.providers.native_probe import safe_weight_repacking
 from tools.providers.structured_output import OutputSchema, structured_output_runnable
-
-PROVIDER_LABEL = "local LLM (llama.cpp)"
 
 # Sampling options a caller may override per call, e.g. ``model.bind(max_tokens=64)``.
 _PER_CALL_OPTIONS = (
@@ -95,8 +94,6 @@ def load_llama(
         if loaded is None:
             import time
 
-            from tools.providers.native_probe import safe_weight_repacking
-
             started = time.perf_counter()
             verdict = safe_weight_repacking(Path(key[0]), weight_repacking, num_threads)
             llama = open_llama(Path(key[0]), context_tokens, num_threads, verdict.use_extra_buffers)
@@ -110,31 +107,6 @@ def load_llama(
             )
             _LOADED[key] = loaded
     return loaded
-
-
-def open_llama(model_path: Path, context_tokens: int, num_threads: int, use_extra_buffers: bool) -> Any:
-    """A ``llama_cpp.Llama`` over ``model_path``; ``use_extra_buffers=False`` keeps weights unrepacked.
-
-    ``Llama()`` does not take llama.cpp's ``use_extra_bufts``, so the model parameters it starts from
-    are amended for the duration of this one load (callers hold ``_LOADING_LOCK``, or are a probe child).
-    """
-    import llama_cpp.llama_cpp as native
-    from llama_cpp import Llama
-
-    defaults = native.llama_model_default_params
-
-    def amended_defaults() -> Any:
-        params = defaults()
-        params.use_extra_bufts = use_extra_buffers
-        return params
-
-    native.llama_model_default_params = amended_defaults
-    try:
-        return Llama(model_path=str(model_path), n_ctx=context_tokens, n_threads=num_threads, verbose=False)
-    except ValueError as exc:  # llama.cpp reports an unreadable model file as ValueError
-        raise ProviderUnavailable(PROVIDER_LABEL, f"cannot load {model_path}: {exc}") from exc
-    finally:
-        native.llama_model_default_params = defaults
 
 
 def _prompt_state_cache(capacity_bytes: int) -> Any:

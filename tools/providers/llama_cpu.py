@@ -9,6 +9,8 @@ they are turned off wherever the AMX path would run: an AMX build on an AMX CPU.
 are safe and the faster one is measured (``native_probe``). ``scripts/setup.sh`` builds without AMX, so
 its users keep both choices everywhere.
 
+``open_llama`` opens a model with the chosen layout (the provider and the probe's child both use it).
+
 A build compiled for instructions this CPU lacks (a wheel built on another machine) dies with an illegal
 instruction; that is named here too, before anything is loaded.
 """
@@ -19,7 +21,11 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+from core.errors import ProviderUnavailable
+
+PROVIDER_LABEL = "local LLM (llama.cpp)"
 
 WeightRepacking = Literal["auto", "on", "off"]
 
@@ -124,3 +130,28 @@ def unsupported_build_message(missing: list[str]) -> str:
         + ", which this CPU lacks (it would die with an illegal instruction): the installed wheel was "
         "built on another machine. Reinstall it here with `bash scripts/setup.sh`"
     )
+
+
+def open_llama(model_path: Path, context_tokens: int, num_threads: int, use_extra_buffers: bool) -> Any:
+    """A ``llama_cpp.Llama`` over ``model_path``; ``use_extra_buffers=False`` keeps weights unrepacked.
+
+    ``Llama()`` does not take llama.cpp's ``use_extra_bufts``, so the model parameters it starts from
+    are amended for the duration of this one load (callers hold ``chat_local``'s loading lock, or are a probe child).
+    """
+    import llama_cpp.llama_cpp as native
+    from llama_cpp import Llama
+
+    defaults = native.llama_model_default_params
+
+    def amended_defaults() -> Any:
+        params = defaults()
+        params.use_extra_bufts = use_extra_buffers
+        return params
+
+    native.llama_model_default_params = amended_defaults
+    try:
+        return Llama(model_path=str(model_path), n_ctx=context_tokens, n_threads=num_threads, verbose=False)
+    except ValueError as exc:  # llama.cpp reports an unreadable model file as ValueError
+        raise ProviderUnavailable(PROVIDER_LABEL, f"cannot load {model_path}: {exc}") from exc
+    finally:
+        native.llama_model_default_params = defaults

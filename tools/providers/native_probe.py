@@ -36,11 +36,13 @@ from pydantic import BaseModel
 
 from core.errors import ProviderUnavailable
 from tools.providers.llama_cpu import (
+    PROVIDER_LABEL,
     RELEVANT_CPU_FLAGS,
     RepackingPlan,
     WeightRepacking,
     cpu_model_name,
     missing_instructions,
+    open_llama,
     parse_build_features,
     plan_weight_repacking,
     read_cpu_flags,
@@ -50,7 +52,6 @@ from tools.providers.model_cache import exclusive_lock
 
 log = logging.getLogger(__name__)
 
-PROVIDER_LABEL = "local LLM (llama.cpp)"
 VERDICTS_FILENAME = "llama-probe.json"
 PROBE_TIMEOUT_S = 600.0  # a cold 1.1 GB model read from a slow disk, plus one token
 
@@ -233,8 +234,6 @@ def _write_verdicts(path: Path, verdicts: dict[str, LlamaVerdict]) -> None:
 
 
 def _child_llm(model_path: str, setting: WeightRepacking, num_threads: int) -> ProbeResult:
-    from tools.providers.chat_local import open_llama
-
     started = time.perf_counter()
     system_info = llama_system_info()
     build_features = parse_build_features(system_info)

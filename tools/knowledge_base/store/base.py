@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from tools.knowledge_base.records import Chunk
+from tools.knowledge_base.sparse import SparseVec
 from tools.knowledge_base.store.filters import AndFilter
 
 FilterInput = dict[str, Any] | str | AndFilter | None
@@ -38,12 +39,6 @@ DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "bm25"
 
 SearchMode = Literal["dense", "sparse", "hybrid"]
-
-
-@dataclass(frozen=True)
-class SparseVec:
-    indices: list[int]
-    values: list[float]
 
 
 @dataclass
