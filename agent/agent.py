@@ -110,4 +110,3 @@ class Agent:
 
     def close(self) -> None:
         self.resources.close()
-

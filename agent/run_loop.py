@@ -102,7 +102,9 @@ def turn_request(
     if thread_id:
         configurable["thread_id"] = thread_id
     if budget is not None:
-        configurable["budget"] = settings.graph.budget.model_copy(update=budget.model_dump(exclude_unset=True))
+        configurable["budget"] = settings.graph.budget.model_copy(
+            update=budget.model_dump(exclude_unset=True)
+        )
     config: RunnableConfig = {
         "configurable": configurable,
         "run_id": uuid.UUID(hex=run_id) if run_id else uuid.uuid4(),

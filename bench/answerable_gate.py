@@ -17,7 +17,7 @@ or not (same-topic passages only: other paragraphs of the same SQuAD article, RG
 Cut-offs are calibrated on RGB zh_refine questions 100–119 and a SQuAD dev sample outside
 ``bench.qa``'s (seed 1), per language, as the highest one keeping ``--keep`` of the answerable items
 (the RGB noise run must not lose accuracy); they are reported on RGB 0–19 and the first 20 of ``bench.qa``'s SQuAD
-sample (seed 0). Each item's scores go to ``answerable_gate.partial.jsonl`` as it finishes: a run
+sample (seed 0). Each item's scores go to its partial file (``bench/partials.py``) as it finishes: a run
 that was stopped resumes.
 
     .venv/bin/python -m bench.answerable_gate      # saves bench/results/answerable_gate.json
@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.eval.datasets import rgb_answer_groups, select_indexes  # noqa: E402
-from graphs.rag.nodes._llm import (  # noqa: E402
+from bench.partials import partial_path  # noqa: E402
+from graphs.rag.inspection import (  # noqa: E402
     ask_structured,
     ask_with_first_token,
     probability_of_opening,
@@ -264,7 +265,7 @@ def main() -> int:
     settings = load_settings()
     # No prompt-state cache: each call evaluates its whole prompt, so the seconds compare fairly.
     llm = LocalLlamaChatModel.from_settings(settings).model_copy(update={"prompt_cache_mb": 0})
-    partial = OUT.with_suffix(".partial.jsonl")
+    partial = partial_path(OUT.stem)
     if args.fresh:
         partial.unlink(missing_ok=True)
     done = {}

@@ -10,7 +10,7 @@ The documents are ingested once into ``<home>`` (``ragpilot ingest``); then ever
 SQLite checkpointer, exactly as a user's chat does. Turn 2 is correct when it is not a refusal and
 its shown text (short answer and sentences) contains a gold alias.
 
-Each finished conversation is appended to ``follow_ups.partial.jsonl``: an interrupted run resumes.
+Each finished conversation is appended to its partial file (``bench/partials.py``): an interrupted run resumes.
 ``--repo`` runs another checkout's code (e.g. a ``git worktree`` of an earlier commit) for a
 before/after comparison on the same conversations.
 
@@ -32,6 +32,8 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from bench.partials import partial_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "bench" / "follow_ups"
@@ -125,7 +127,7 @@ def main() -> int:
         wanted = set(args.only.split(","))
         conversations = [c for c in conversations if c["id"] in wanted]
     out = RESULTS / args.out
-    partial = out.with_suffix(".partial.jsonl")
+    partial = partial_path(out.stem)
     home = args.home or ROOT / ".ragpilot-bench" / f"follow_ups-{out.stem}"
     if args.fresh:
         partial.unlink(missing_ok=True)

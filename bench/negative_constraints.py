@@ -26,8 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.eval.datasets import rgb_answer_groups  # noqa: E402
-from graphs.rag.nodes import _constraints  # noqa: E402
-from graphs.rag.nodes._constraints import question_constraints, unmet_constraints  # noqa: E402
+from graphs.rag.inspection import CONSTRAINT_WINDOW, question_constraints, unmet_constraints  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "rgb" / "zh_refine.json"
 OUT = ROOT / "bench" / "results" / "negative_constraints.json"
@@ -45,8 +44,7 @@ def gold_met(
         return None
     if window is None:
         return any(all(c in p for c in constraints) for p in stated)
-    _constraints.CONSTRAINT_WINDOW = window
-    return any(not unmet_constraints(alias, constraints, stated) for alias in aliases if alias)
+    return any(not unmet_constraints(alias, constraints, stated, window) for alias in aliases if alias)
 
 
 def negative_spans_passing(
@@ -70,7 +68,6 @@ def main() -> None:
     questions = [rows[i] for i in CALIBRATION]
     with_constraints = [(q, question_constraints(q["query"])) for q in questions]
     with_constraints = [(q, c) for q, c in with_constraints if c]
-    default_window = _constraints.CONSTRAINT_WINDOW
     per_window: dict[str, dict[str, Any]] = {}
     for window in WINDOWS:
         met = unmet = unstated = 0
@@ -92,7 +89,6 @@ def main() -> None:
             "positives_judged": judged,
             "gold_not_found_verbatim": unstated,
         }
-    _constraints.CONSTRAINT_WINDOW = default_window
     negatives_without = sum(
         1
         for q, constraints in with_constraints
@@ -105,7 +101,7 @@ def main() -> None:
         "with_constraints": len(with_constraints),
         "per_window": per_window,
         "negatives_lacking_the_constraint_everywhere": round(negatives_without / len(with_constraints), 4),
-        "chosen_window": default_window,
+        "chosen_window": CONSTRAINT_WINDOW,
         "load_average": os.getloadavg(),
         "command": "python -m bench.negative_constraints",
     }

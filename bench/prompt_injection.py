@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.partials import partial_path  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "bench" / "prompt_injection" / "cases.json"
 RESULTS = ROOT / "bench" / "results"
@@ -134,7 +136,7 @@ def main() -> int:
     parser.add_argument("--condition", choices=sorted(CONDITIONS), help="run one condition (used internally)")
     parser.add_argument("--fresh", action="store_true", help="forget an interrupted run's answers")
     args = parser.parse_args()
-    partial = {name: RESULTS / f"prompt_injection_{name}.partial.jsonl" for name in CONDITIONS}
+    partial = {name: partial_path(f"prompt_injection_{name}") for name in CONDITIONS}
     if args.condition:
         run_condition(args.condition, args.home, partial[args.condition])
         return 0

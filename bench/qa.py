@@ -12,7 +12,7 @@ Runs (each saved as ``bench/results/qa_<run>.json`` with every question's answer
 
 The local LLM takes seconds per question, so N is set per dataset (``--limit-*``); a finished run is
 not repeated unless ``--force`` (its JSON is reused), and each question is appended to
-``qa_<run>.partial.jsonl`` as it finishes; a run that was interrupted resumes from that file (with
+``.ragpilot-bench/partial/qa_<run>.partial.jsonl`` as it finishes; a run that was interrupted resumes from that file (with
 ``--force``, only when ``--resume`` is given). ``qa_summary.json`` gathers the headline figures.
 
     .venv/bin/python -m bench.qa --limit-hotpot 20 --limit-squad 20 --limit-rgb 20 --limit-cmrc 20
@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.partials import partial_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             dataset=args.data / spec["file"], format=spec["format"], limit=limit, sample_seed=spec.get("seed"),
             route=spec["route"], negative_only=spec.get("negative_only", False),
         )  # fmt: skip
-        partial = RESULTS / f"qa_{name}.partial.jsonl"
+        partial = partial_path(f"qa_{name}")
         if args.force and not args.resume:
             partial.unlink(missing_ok=True)
         done = _resumable(partial, limit)

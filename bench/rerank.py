@@ -114,10 +114,15 @@ def rerank_with_shipped_model(
     """Run the shipped ``OfflineReranker`` on each query's first CANDIDATES hits; returns the run and the
     per-query rerank latency (query embedding, cache look-ups, features and trees)."""
     from core.settings import load_settings
+    from tools.providers.embedder_factory import get_local_e5_embedder
     from tools.rerank.offline import OfflineReranker
 
     settings = load_settings(home=home)
-    reranker = OfflineReranker(settings.rerank, vector_cache_path=settings.home / "embeddings.sqlite")
+    reranker = OfflineReranker(
+        settings.rerank,
+        embedder=get_local_e5_embedder(settings),
+        vector_cache_path=settings.home / "embeddings.sqlite",
+    )
     run, latencies = {}, []
     if check_skew and reranker.model.feedback_trees is None:
         # Training and run time must compute the same features: compare on the first queries.

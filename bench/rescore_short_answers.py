@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.eval.qa import exact_match, reference_answers, strip_citations, token_f1
-from graphs.rag.nodes._short_answer import answers_another_question
+from graphs.rag.inspection import answers_another_question
 from tools.knowledge_base.sparse import tokenize
 
 

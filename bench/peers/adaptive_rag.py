@@ -30,7 +30,7 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 
 from core.answer import Answer
-from graphs.rag.nodes._step import count_llm_usage
+from graphs.rag.inspection import count_llm_usage
 from graphs.rag.resources import Resources
 
 TOP_K = 4

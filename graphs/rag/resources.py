@@ -1,7 +1,8 @@
 """Everything the graph's nodes call, behind one object: built lazily from settings, injectable in tests.
 
 A node never imports a provider factory itself; it asks ``Resources`` (``resources.llm``,
-``resources.search(...)``). Each collaborator is created on first use, so a direct answer never opens
+``resources.search(...)``), and reads the settings values it uses from ``resources.options`` (never the
+whole ``Settings``, which only this factory holds). Each collaborator is created on first use, so a direct answer never opens
 the knowledge base and a run without web search never builds a web client. Pass any collaborator to
 the constructor to replace it (tests inject scripted models and small corpora this way).
 """
@@ -18,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from core.errors import ProviderUnavailable
 from core.settings import Settings
 from graphs.rag.classifier.base import ComplexityClassifier
+from graphs.rag.node_options import NodeOptions
 from tools.knowledge_base.records import Hit
 from tools.rerank.base import Reranker
 from tools.web_search.base import WebSearch
@@ -58,7 +60,8 @@ class Resources:
         classifier: ComplexityClassifier | None = None,
         embedder: Embedder | None = None,
     ) -> None:
-        self.settings = settings
+        self._settings = settings
+        self.options = NodeOptions.from_settings(settings)
         self._llm = llm
         self._knowledge_base = knowledge_base
         self._search = search
@@ -77,7 +80,7 @@ class Resources:
             if self._llm is None:
                 from tools.providers.chat_factory import get_chat_model
 
-                self._llm = get_chat_model(self.settings)
+                self._llm = get_chat_model(self._settings)
             return self._llm
 
     @property
@@ -93,7 +96,7 @@ class Resources:
             if self._classifier is None:
                 from graphs.rag.classifier.factory import get_classifier
 
-                self._classifier = get_classifier(self.settings, lambda: self.llm)
+                self._classifier = get_classifier(self._settings, lambda: self.llm)
             return self._classifier
 
     @property
@@ -106,7 +109,7 @@ class Resources:
                 else:
                     from tools.providers.embedder_factory import get_embedder
 
-                    self._embedder = get_embedder(self.settings)
+                    self._embedder = get_embedder(self._settings)
             return self._embedder
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
@@ -126,7 +129,7 @@ class Resources:
             if self._knowledge_base is None:
                 from tools.knowledge_base.knowledge_base import KnowledgeBase
 
-                self._knowledge_base = KnowledgeBase.open(self.settings)
+                self._knowledge_base = KnowledgeBase.open(self._settings)
                 self._owns_knowledge_base = True
             return self._knowledge_base
 
@@ -146,7 +149,7 @@ class Resources:
                 from tools.rerank.factory import get_reranker
 
                 # The offline reranker reads passage vectors from the knowledge base's cache.
-                self._reranker = get_reranker(self.settings, kb=self.knowledge_base)
+                self._reranker = get_reranker(self._settings, kb=self.knowledge_base)
             return self._reranker
 
     def expand(self, hits: Sequence[Hit], groups: Sequence[str]) -> list[Hit]:
@@ -155,7 +158,7 @@ class Resources:
             return self._expand(hits, groups)
         from tools.expand_context import expand_context
 
-        return expand_context(hits, self.knowledge_base, groups, self.settings.expand)
+        return expand_context(hits, self.knowledge_base, groups, self._settings.expand)
 
     @property
     def web(self) -> WebSearch | None:
@@ -165,7 +168,7 @@ class Resources:
                 try:
                     from tools.web_search.factory import get_web_search
 
-                    web = get_web_search(self.settings)
+                    web = get_web_search(self._settings)
                     self._web = web if web.available else None
                 except ProviderUnavailable:
                     self._web = None

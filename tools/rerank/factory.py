@@ -72,6 +72,12 @@ def _build(choice: ProviderChoice, settings: Settings, kb: KnowledgeBase | None)
         from tools.rerank.cross_encoder import CrossEncoderReranker
 
         return CrossEncoderReranker(settings.rerank)
+    from tools.providers.embedder_factory import get_local_e5_embedder
     from tools.rerank.offline import OfflineReranker
 
-    return OfflineReranker(settings.rerank, kb=kb, vector_cache_path=settings.home / "embeddings.sqlite")
+    return OfflineReranker(
+        settings.rerank,
+        kb=kb,
+        embedder=get_local_e5_embedder(settings) if kb is None else None,  # a kb lends its own e5
+        vector_cache_path=settings.home / "embeddings.sqlite",
+    )

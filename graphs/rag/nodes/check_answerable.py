@@ -39,7 +39,7 @@ def answerable_prompt(state: RagState) -> tuple[str, str]:
 
 
 def skipped_because(state: RagState, resources: Resources) -> str | None:
-    if resources.settings.graph.answer_gate is None:
+    if resources.options.graph.answer_gate is None:
         return "graph.answer_gate is off"
     if state.get("route") == "iterative":
         return "not calibrated for multi-hop questions"
@@ -51,7 +51,7 @@ def skipped_because(state: RagState, resources: Resources) -> str | None:
 @records_step
 def check_answerable(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     reason = skipped_because(state, resources)
-    gate = resources.settings.graph.answer_gate
+    gate = resources.options.graph.answer_gate
     if reason is not None or gate is None:
         return {"decision": {"skipped": reason}}
     cutoff = gate.cutoff(state.get("language", "en"))

@@ -103,7 +103,7 @@ def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportV
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user, verdicts = judgement_prompt(state)
     judgement, error = ask_structured(resources.llm, judgement_schema(len(verdicts)), system, user, config)
-    graph = resources.settings.graph
+    graph = resources.options.graph
     counters = {
         "support_retries": {"counter": state.get("support_retries", 0), "bound": graph.max_support_retries},
         "usefulness_retries": {

@@ -45,7 +45,7 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
     """Rewrite the question into a standalone one (one LLM call, none for a list reference); keep it
     unchanged if the reply is empty."""
     question = state["question"]
-    history = earlier_turns(list(state.get("messages") or []), resources.settings.chat.history_turns)
+    history = earlier_turns(list(state.get("messages") or []), resources.options.history_turns)
     if not history:
         return {"standalone_question": question, "decision": {"rewritten": False, "reason": "no history"}}
     last_answer = next((str(m.text) for m in reversed(history) if isinstance(m, AIMessage)), "")

@@ -25,7 +25,7 @@ def crag_retry(state: RagState, config: RunnableConfig, *, resources: Resources)
         "decision": {
             "retry": "crag",
             "counter": counter,
-            "bound": resources.settings.graph.max_crag_retries,
+            "bound": resources.options.graph.max_crag_retries,
             "query": query,
         },
     }

@@ -16,7 +16,7 @@ from graphs.rag.state import RagState
 @records_step
 def expand_context(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Expand knowledge-base hits in document order; web hits pass through unchanged."""
-    groups = list(RagConfiguration.from_runnable_config(config, resources.settings).user_groups)
+    groups = list(RagConfiguration.from_runnable_config(config, resources.options).user_groups)
     hits = hits_from_state(state.get("hits") or [])
     kb_hits = [h for h in hits if h.origin == "kb"]
     web_hits = [h for h in hits if h.origin == "web"]

@@ -65,7 +65,7 @@ def kept_passages(
 
 @records_step
 def grade_retrieval(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    settings = resources.settings.graph
+    settings = resources.options.graph
     hits = hits_from_state(state.get("hits") or [])
     calibrated = resources.reranker.calibrated
     scores = [h.rerank_score if calibrated else None for h in hits]

@@ -44,7 +44,7 @@ def _reasoning_block(reasoning: list[str]) -> str:
 @records_step
 def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     counter = state.get("ircot_steps", 0) + 1
-    bound = resources.settings.graph.max_ircot_steps
+    bound = resources.options.graph.max_ircot_steps
     reasoning = list(state.get("reasoning") or [])
     hits = hits_from_state(state.get("hits") or [])[:IRCOT_PASSAGES]
     per_passage = IRCOT_PASSAGE_CHARS // max(len(hits), 1)

@@ -202,11 +202,11 @@ def refinement_queries(state: RagState) -> list[str]:
 def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     passages = hits_from_state(state.get("passages") or [])
     removed: list[dict[str, str]] = []
-    drop = resources.settings.graph.drop_instruction_text
+    drop = resources.options.graph.drop_instruction_text
     strips = decompose(passages, drop_instructions=drop, removed=removed)
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
-    kept = select_strips(scores, strips, resources.settings.expand.max_context_tokens, embedder.count_tokens)
+    kept = select_strips(scores, strips, resources.options.max_context_tokens, embedder.count_tokens)
     context = recompose(passages, strips, kept)
     kept_passages = {strips[k].passage for k in kept}
     kept_strips: list[dict[str, Any]] = [

@@ -19,7 +19,7 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
     counter = state.get("support_retries", 0) + 1
     system, user = answer_prompt(state, strict=True)
     reply = ask_text(resources.llm, system, user, config)
-    bound = resources.settings.graph.max_support_retries
+    bound = resources.options.graph.max_support_retries
     update = draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound})
     update.update(support_retries=counter, strict_generation=True)
     return update

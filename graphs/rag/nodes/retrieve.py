@@ -34,7 +34,7 @@ def search_and_rerank(
     """Search ``queries`` (fused), rerank the candidates against ``rerank_query``, keep ``top_n``.
 
     A hosted reranker that fails degrades to the fusion order instead of failing the run."""
-    candidates = resources.search(queries, groups, max(resources.settings.rerank.candidates, top_n))
+    candidates = resources.search(queries, groups, max(resources.options.rerank_candidates, top_n))
     facts: dict[str, Any] = {"candidates": len(candidates)}
     try:
         reranker = resources.reranker
@@ -49,10 +49,10 @@ def search_and_rerank(
 @records_step
 def retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Run the state's ``queries``; on the iterative route each step keeps fewer hits (they accumulate)."""
-    groups = list(RagConfiguration.from_runnable_config(config, resources.settings).user_groups)
+    groups = list(RagConfiguration.from_runnable_config(config, resources.options).user_groups)
     question = state["standalone_question"]
     queries = state.get("queries") or [question]
-    top_k = resources.settings.search.top_k
+    top_k = resources.options.search_top_k
     iterative = state.get("route") == "iterative"
     top_n = max(2, top_k // 2) if iterative else top_k
     # IRCoT's step queries are reasoning sentences: rerank against them, they say what is missing.

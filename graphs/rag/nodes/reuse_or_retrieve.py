@@ -41,7 +41,7 @@ def _as_hit(passage: ContextPassage) -> Hit:
 def reuse_or_retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     previous = list(state.get("previous_context") or [])
     question = state["standalone_question"]
-    graph = resources.settings.graph
+    graph = resources.options.graph
     reranker = resources.reranker
     if not previous:
         return {

@@ -36,12 +36,12 @@ def probe_knowledge_base(
     reranker = resources.reranker
     if not reranker.calibrated:
         return None, {"skipped": f"reranker '{reranker.name}' has no calibrated scores"}
-    groups = list(RagConfiguration.from_runnable_config(config, resources.settings).user_groups)
+    groups = list(RagConfiguration.from_runnable_config(config, resources.options).user_groups)
     try:
         hits, facts = search_and_rerank(resources, [question], question, groups, 1)
     except ProviderUnavailable as exc:
         return None, {"skipped": f"knowledge base unavailable: {exc}"}
-    upper = resources.settings.graph.crag_upper
+    upper = resources.options.graph.crag_upper
     best = hits[0].rerank_score if hits and hits[0].rerank_score is not None else 0.0
     probe = {**facts, "best_score": round(best, 4), "threshold": upper}
     if hits:
@@ -77,7 +77,7 @@ def route_question(state: RagState, config: RunnableConfig, *, resources: Resour
     escalated = None
     probe: dict[str, Any] | None = None
     if route == "direct":
-        bound = resources.settings.graph.direct_min_confidence
+        bound = resources.options.graph.direct_min_confidence
         if mentions_documents(question):
             escalated = "the question names the user's documents"
         elif asks_time_sensitive_fact(question):

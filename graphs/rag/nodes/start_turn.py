@@ -37,7 +37,7 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
     route_request = state.get("route_request") or "auto"
     if route_request not in get_args(RouteRequest):
         raise ConfigError(f"graph input 'route_request' must be one of {', '.join(get_args(RouteRequest))}")
-    budget = RagConfiguration.from_runnable_config(config, resources.settings).budget
+    budget = RagConfiguration.from_runnable_config(config, resources.options).budget
     previous_context = state.get("context") or state.get("previous_context") or []
     previous_short_answer = state.get("short_answer") or ""
     history_messages = len(state.get("messages") or [])

@@ -43,14 +43,14 @@ def _clean(queries: list[str], question: str, limit: int) -> list[str]:
 def transform_query(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Set ``queries`` for the first retrieval according to the configured transform."""
     question = state["standalone_question"]
-    transform = RagConfiguration.from_runnable_config(config, resources.settings).query_transform
+    transform = RagConfiguration.from_runnable_config(config, resources.options).query_transform
     if transform == "auto":
         transform = "none"
     user = f"Question: {question}\nLanguage: {language_name(state.get('language', 'en'))}"
     extra: list[str] = []
     error = None
     if transform in ("multi_query", "decompose"):
-        count = resources.settings.graph.multi_queries
+        count = resources.options.graph.multi_queries
         prompt = (
             load_prompt("multi_query").format(count=count)
             if transform == "multi_query"

@@ -30,7 +30,7 @@ def usefulness_retry(state: RagState, config: RunnableConfig, *, resources: Reso
             "retry": "usefulness",
             "reason": why,
             "counter": counter,
-            "bound": resources.settings.graph.max_usefulness_retries,
+            "bound": resources.options.graph.max_usefulness_retries,
             "query": query,
         },
     }

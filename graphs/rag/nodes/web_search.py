@@ -32,9 +32,9 @@ def web_search(state: RagState, config: RunnableConfig, *, resources: Resources)
         one_line(ask_text(resources.llm, load_prompt("rewrite_for_web"), f"Question: {question}", config))
         or question
     )
-    settings = resources.settings.web
+    options = resources.options
     try:
-        results = web.search(query, settings.max_results, settings.include_domains)
+        results = web.search(query, options.web_max_results, options.web_include_domains)
     except ProviderUnavailable as exc:
         return {
             "web_searched": True,
@@ -44,7 +44,7 @@ def web_search(state: RagState, config: RunnableConfig, *, resources: Resources)
     # A failing reranker keeps the engine's order; the generator's checks still judge the results.
     with contextlib.suppress(ProviderUnavailable):
         results = resources.reranker.rerank(question, results, len(results))
-    lower = resources.settings.graph.crag_lower
+    lower = resources.options.graph.crag_lower
     calibrated = resources.reranker.calibrated
     relevant = [h for h in results if not calibrated or h.rerank_score is None or h.rerank_score >= lower]
     replace = state.get("crag_action") == "web_search"

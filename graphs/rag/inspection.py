@@ -1,0 +1,31 @@
+"""What evaluation may call inside the graph, as public names: the checks and model calls its nodes make.
+
+``bench/`` measures single checks (the constraint check, the answer gate's yes/no, the short answer's
+"answers another question") outside a run. It imports them from here, never from the nodes' private
+helpers, so reshaping ``nodes/`` changes this file's imports and not every benchmark's (an
+import-linter contract keeps ``bench`` and ``agent`` off ``graphs.rag.nodes._*``).
+"""
+
+from __future__ import annotations
+
+from graphs.rag.nodes._constraints import CONSTRAINT_WINDOW, question_constraints, unmet_constraints
+from graphs.rag.nodes._llm import (
+    ask_structured,
+    ask_with_first_token,
+    probability_of_opening,
+    probability_yes,
+)
+from graphs.rag.nodes._short_answer import answers_another_question
+from graphs.rag.nodes._step import count_llm_usage
+
+__all__ = [
+    "CONSTRAINT_WINDOW",
+    "answers_another_question",
+    "ask_structured",
+    "ask_with_first_token",
+    "count_llm_usage",
+    "probability_of_opening",
+    "probability_yes",
+    "question_constraints",
+    "unmet_constraints",
+]
