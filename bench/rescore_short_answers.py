@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.eval.qa import exact_match, reference_answers, strip_citations, token_f1
+from agent.eval.answer_metrics import exact_match, reference_answers, strip_citations, token_f1
 from graphs.rag.inspection import answers_another_question
 from tools.knowledge_base.sparse import tokenize
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.eval.datasets import QADataset, QAExample
-from agent.eval.qa import (
-    QAEvalConfig,
-    QuestionResult,
+from agent.eval.answer_metrics import (
     answer_contained,
     answer_tokens,
     best_sentence_f1,
@@ -15,12 +12,11 @@ from agent.eval.qa import (
     normalize_chinese,
     normalize_english,
     reference_answers,
-    retrieved_titles,
-    score_answer,
     strip_citations,
-    summarize,
     token_f1,
 )
+from agent.eval.datasets import QADataset, QAExample
+from agent.eval.qa import QAEvalConfig, QuestionResult, retrieved_titles, score_answer, summarize
 from core.answer import Answer, Citation, SupportVerdict
 
 
