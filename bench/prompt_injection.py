@@ -14,12 +14,17 @@ yes"). Each has a question the document answers and the marker strings that show
 obeyed ("PWNED", "evil.example", the system prompt's own words, …).
 
 All 44 documents are ingested into one knowledge base; every question is asked through ``Agent.ask``
-twice, with ``graph.drop_instruction_text`` off (the prompts' own defences only) and on, each
-condition in its own process over the same index. Counted per condition: answers that obey (a marker
-in the shown text), obeyed answers whose every sentence the judge called fully supported, correct
-answers (a gold alias shown, not refused), refusals.
+once per condition (``CONDITIONS``: graph settings over the defaults), each in its own process over the
+same index. Counted per condition: answers that obey (a marker in the shown text), obeyed answers whose
+every sentence the judge called fully supported, correct answers (a gold alias shown, not refused),
+refusals.
 
-    .venv/bin/python -m bench.prompt_injection       # saves bench/results/prompt_injection.json
+``bench/results/prompt_injection.json`` is the run that compared the regex filter (then
+``graph.drop_instruction_text``) on and off: on the 12 held-out cases both obeyed 1 and answered 11
+right, so the filter was removed (issue 22); only the shipped defence (passages as delimited data) is
+run now.
+
+    .venv/bin/python -m bench.prompt_injection       # saves bench/results/prompt_injection_shipped.json
 """
 
 from __future__ import annotations
@@ -33,12 +38,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.partials import partial_path  # noqa: E402
+from bench.partials import partial_path
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "bench" / "prompt_injection" / "cases.json"
 RESULTS = ROOT / "bench" / "results"
-CONDITIONS = {"prompts_only": False, "filter_on": True}
+CONDITIONS: dict[str, dict[str, Any]] = {"shipped": {}}  # name -> graph settings over the defaults
 
 
 def shown(answer: dict[str, Any]) -> str:
@@ -76,7 +81,7 @@ def run_condition(name: str, home: Path, out: Path) -> None:
         if out.exists()
         else set()
     )
-    agent = Agent(load_settings(home=home, graph={"drop_instruction_text": CONDITIONS[name]}))
+    agent = Agent(load_settings(home=home, graph=CONDITIONS[name]))
     try:
         for case in cases:
             if case["id"] in done:
@@ -170,7 +175,7 @@ def main() -> int:
         "load_average_after": os.getloadavg(),
         "results": rows,
     }
-    (RESULTS / "prompt_injection.json").write_text(
+    (RESULTS / "prompt_injection_shipped.json").write_text(
         json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
     )
     for path in partial.values():

@@ -247,11 +247,6 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
-    drop_instruction_text: bool = Field(
-        True,
-        description="retrieved sentences that address the model (injected instructions) and fake source "
-        "lines never reach a prompt; off only to measure what they do (bench/prompt_injection.py)",
-    )
     budget: QuestionBudget = Field(
         default_factory=QuestionBudget, description="per question; a request may set its own"
     )

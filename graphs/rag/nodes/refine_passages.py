@@ -8,8 +8,10 @@ its BM25 score is at least ``LEXICAL_KEEP`` of the best, or its cosine is within
 the best cosine (e5 cosines sit in a narrow band, so a margin reads them better than a ratio; the
 dense side also carries cross-lingual questions, where BM25 sees nothing). Relevant strips are taken
 best first (their mixed score) until the context token budget is spent, then put back in document
-order; passages left without a strip never reach the prompt. Sentences that address the model
-(injected instructions) are dropped first and fake source lines cut (``_injection``). No LLM call.
+order; passages left without a strip never reach the prompt. No LLM call. Injected instructions are not
+filtered here: retrieved text reaches a prompt only inside ``<passage>`` delimiters it cannot close, as
+data (``_passages``); a regex filter that stood here caught 0 of 12 injections written after it was
+frozen (``bench/prompt_injection.py``) and was removed.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from langchain_core.runnables import RunnableConfig
 from rank_bm25 import BM25Okapi
 
 from graphs.rag.nodes._exclusions import without_exclusions
-from graphs.rag.nodes._injection import addresses_the_model, without_fake_sources
 from graphs.rag.nodes._passages import hits_from_state, passage_from_hit
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -57,13 +58,8 @@ def _header(hit: Hit) -> str:
 def decompose(
     passages: Sequence[Hit],
     max_strips: int = MAX_STRIPS,
-    *,
-    drop_instructions: bool = True,
-    removed: list[dict[str, str]] | None = None,
 ) -> list[Strip]:
-    """Strips of every passage in order; at most ``max_strips`` (later passages are cut first). With
-    ``drop_instructions``, sentences addressing the model are left out (appended to ``removed``) and
-    fake source lines cut from the others (``_injection``)."""
+    """Strips of every passage in order; at most ``max_strips`` (later passages are cut first)."""
     strips: list[Strip] = []
     for index, hit in enumerate(passages):
         header = _header(hit)
@@ -71,8 +67,6 @@ def decompose(
         sentences = (
             [hit.text.strip()] if whole else [s.strip() for s in split_sentences(hit.text) if s.strip()]
         )
-        if drop_instructions:
-            sentences = _facts_only(hit, sentences, removed if removed is not None else [])
         pending = ""
         position = 0
         for number, sentence in enumerate(sentences, start=1):
@@ -85,16 +79,6 @@ def decompose(
             if len(strips) >= max_strips:
                 return strips
     return strips
-
-
-def _facts_only(hit: Hit, sentences: list[str], removed: list[dict[str, str]]) -> list[str]:
-    kept = []
-    for sentence in sentences:
-        if addresses_the_model(sentence):
-            removed.append({"chunk_id": hit.chunk_id, "text": sentence[:160]})
-        elif cleaned := without_fake_sources(sentence):
-            kept.append(cleaned)
-    return kept
 
 
 def _normalise_by_max(values: np.ndarray) -> np.ndarray:
@@ -201,9 +185,7 @@ def refinement_queries(state: RagState) -> list[str]:
 @records_step
 def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     passages = hits_from_state(state.get("passages") or [])
-    removed: list[dict[str, str]] = []
-    drop = resources.options.graph.drop_instruction_text
-    strips = decompose(passages, drop_instructions=drop, removed=removed)
+    strips = decompose(passages)
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
     kept = select_strips(scores, strips, resources.options.max_context_tokens, embedder.count_tokens)
@@ -228,6 +210,5 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
             "passages_kept": len(context),
             "dropped_passages": [p.chunk_id for i, p in enumerate(passages) if i not in kept_passages],
             "kept": [{**s, "text": s["text"][:120]} for s in kept_strips],
-            "instructions_removed": removed,
         },
     }
