@@ -22,6 +22,7 @@ from pydantic_settings import (
 )
 
 from core.errors import ConfigError
+from core.vocabulary import AnswerCheckName
 
 
 class ChunkingSettings(BaseModel):
@@ -247,6 +248,11 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
+    checks_off: list[AnswerCheckName] = Field(
+        default_factory=list,
+        description="answer checks switched off (uncited, unstated_numbers, constraints, exclusions, "
+        "support, usefulness): for measuring what each one does, not for everyday use",
+    )
     budget: QuestionBudget = Field(
         default_factory=QuestionBudget, description="per question; a request may set its own"
     )

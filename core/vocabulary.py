@@ -20,3 +20,8 @@ JudgedSupport = Literal["fully", "partially", "not"]
 #: ...and as an answer reports it ("unchecked": the judge gave no verdict for that sentence).
 SupportLabel = Literal["fully", "partially", "not", "unchecked"]
 SUPPORT_LABELS: tuple[SupportLabel, ...] = get_args(SupportLabel)
+
+#: The checks an answer draft passes before it is shown (``graphs/rag/answer_checks.py``); any of them
+#: can be switched off with ``graph.checks_off`` to measure what it does (the ablation bench).
+AnswerCheckName = Literal["uncited", "unstated_numbers", "constraints", "exclusions", "support", "usefulness"]
+ANSWER_CHECK_NAMES: tuple[AnswerCheckName, ...] = get_args(AnswerCheckName)

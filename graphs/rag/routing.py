@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from core.settings import GraphSettings
+from graphs.rag.answer_checks import FailedCheck, next_step
 from graphs.rag.state import RagState
 
 
@@ -99,22 +100,12 @@ def after_generate(
 def after_support(
     state: RagState, bounds: GraphSettings
 ) -> Literal["regenerate_answer", "usefulness_retry", "finalize_answer", "refuse"]:
-    verdicts = [v["verdict"] for v in state.get("support") or []]
-    if state.get("unmet_constraints"):  # an answer for another year or edition: look again, then refuse
-        retries_left = state.get("usefulness_retries", 0) < bounds.max_usefulness_retries
-        return "usefulness_retry" if retries_left else "refuse"
-    if state.get("repeated_exclusions"):  # "what else?" answered with the same thing again
-        return (
-            "regenerate_answer" if state.get("support_retries", 0) < bounds.max_support_retries else "refuse"
-        )
-    unsupported = "not" in verdicts
-    if unsupported and state.get("support_retries", 0) < bounds.max_support_retries:
-        return "regenerate_answer"
-    if (
-        state.get("answers_question") is False
-        and state.get("usefulness_retries", 0) < bounds.max_usefulness_retries
-    ):
-        return "usefulness_retry"
+    """The first failed answer check whose loop has room (``answer_checks``); else the answer is final,
+    unless the judge found no sentence of it supported."""
+    failures: list[FailedCheck] = list(state.get("failed_checks") or [])  # type: ignore[arg-type]
+    step = next_step(dict(state), failures, bounds)
+    if step is not None:
+        return step
     return "refuse" if no_sentence_survives(state) else "finalize_answer"
 
 

@@ -160,6 +160,8 @@ class RagState(TypedDict, total=False):
     # what the question asks for something other than, given again as the answer ("besides X" → X)
     repeated_exclusions: Annotated[list[str], PerTurn([], on_retrieval=True)]
     answers_question: Annotated[bool | None, PerTurn(None, on_retrieval=True)]
+    # the answer checks the draft failed, in the order routing.after_support reads them (FailedCheck dicts)
+    failed_checks: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]
     answer: Annotated[str, PerTurn("")]
     short_answer: Annotated[str, PerTurn("")]  # the fact asked for, backed by the kept sentences
     citations: Annotated[list[dict[str, Any]], PerTurn([])]  # Citation.model_dump()

@@ -9,10 +9,10 @@ that cites no passage is 'not' supported whatever the judge says: IsSup checks a
 passages it cites, and an uncited claim has none (the small local judge would otherwise wave a fluent
 hallucination through); so is a sentence stating a number its cited passages and the question never
 state. The question's constraints (a year, an ordinal) must be stated near the short answer in a cited
-passage (``_constraints``); when they are not, ``unmet_constraints`` sends the turn to a fresh retrieval
-within its bound, then to a refusal. An answer naming only what the question asks for something
-other than ("besides X", or the last answer after "what else?") is written again told not to repeat
-it, within the support bound, then refused (``_exclusions``).
+passage (``_constraints``). An answer naming only what the question asks for something other than
+("besides X", or the last answer after "what else?") is caught too (``_exclusions``). What each failure
+leads to is the answer-check registry's business (``graphs/rag/answer_checks.py``): this node records
+the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, create_model
 
 from core.answer import SupportVerdict
 from core.vocabulary import JudgedSupport
+from graphs.rag.answer_checks import failed_checks
 from graphs.rag.nodes._citations import answer_sentences
 from graphs.rag.nodes._constraints import question_constraints, unmet_constraints, unstated_numbers
 from graphs.rag.nodes._exclusions import excluded_items, repeated_exclusions
@@ -111,19 +112,30 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             "bound": graph.max_usefulness_retries,
         },
     }
+    checks_off = set(graph.checks_off)
     if judgement is None:
-        mark_uncited_unsupported(verdicts)
+        if "uncited" not in checks_off:
+            mark_uncited_unsupported(verdicts)
         return {
             "support": [v.model_dump() for v in verdicts],
             "answers_question": None,
             "proposed_short_answer": "",
+            "failed_checks": failed_checks(
+                # what an earlier check of this turn found still stands: this one judged nothing
+                unmet_constraints=state.get("unmet_constraints") or [],
+                repeated_exclusions=state.get("repeated_exclusions") or [],
+                verdicts=[v.verdict for v in verdicts],
+                answers_question=None,
+                checks_off=checks_off,
+            ),
             "decision": {"error": error, "fallback": "sentences left unchecked", **counters},
         }
     given = judgement.model_dump()
     for i, verdict in enumerate(verdicts, start=1):
         verdict.verdict = given[f"sentence_{i}"]
-    mark_uncited_unsupported(verdicts)
-    unstated = mark_unstated_numbers_unsupported(verdicts, state)
+    if "uncited" not in checks_off:
+        mark_uncited_unsupported(verdicts)
+    unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
     answers_question = bool(given["answers_question"])
     short_answer = clean_short_answer(given["short_answer"]) if answers_question else ""
     constraints = constraint_check(state, short_answer, verdicts)
@@ -131,12 +143,22 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         state["standalone_question"], state.get("question") or "", state.get("previous_short_answer") or ""
     )
     repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
+    unmet = [] if "constraints" in checks_off else constraints["unmet"]
+    repeated = [] if "exclusions" in checks_off else repeated
+    failures = failed_checks(
+        unmet_constraints=unmet,
+        repeated_exclusions=repeated,
+        verdicts=[v.verdict for v in verdicts],
+        answers_question=answers_question,
+        checks_off=checks_off,
+    )
     return {
         "support": [v.model_dump() for v in verdicts],
         "answers_question": answers_question,
         "proposed_short_answer": short_answer,
-        "unmet_constraints": constraints["unmet"],
+        "unmet_constraints": unmet,
         "repeated_exclusions": repeated,
+        "failed_checks": failures,
         "decision": {
             "verdicts": [
                 {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
@@ -147,6 +169,8 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             "unstated_numbers": unstated,
             "constraints": constraints,
             "excluded": {"items": excluded, "repeated": repeated},
+            "failed_checks": failures,
+            **({"checks_off": sorted(checks_off)} if checks_off else {}),
             **counters,
         },
     }

@@ -1,0 +1,98 @@
+"""The checks an answer draft must pass before it is shown: one registry, read by ``routing.after_support``.
+
+``check_support`` gathers the findings (the judge's per-sentence verdicts and "answers the question", the
+question's constraints near the short answer, an excluded item given again) and records each check that
+fails as a ``FailedCheck``: its name, the action it asks for (write the answer again, or retrieve again)
+and what to do once that action's loop is spent (refuse, or let the later checks decide). The edge takes
+the first failed check whose loop still has room; a check that is spent and says "refuse" ends the turn.
+With nothing failed the answer is final, unless the judge found no sentence supported.
+
+Two more checks adjust the verdicts before the support check reads them: a sentence citing no passage,
+and a sentence stating a number its passages and the question never state, are 'not' supported.
+
+Every check can be switched off by name (``graph.checks_off``) so that the ablation bench can measure
+what each one gains and loses on questions it was not written from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+from core.settings import GraphSettings
+from core.vocabulary import AnswerCheckName
+
+Action = Literal["regenerate", "retrieve_again"]
+WhenSpent = Literal["refuse", "continue"]
+
+
+class FailedCheck(TypedDict):
+    check: AnswerCheckName
+    action: Action
+    when_spent: WhenSpent
+    reason: str
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    name: AnswerCheckName
+    action: Action  # while its loop has room
+    when_spent: WhenSpent  # once it has none
+
+
+# In the order the edge reads them: a missing year or edition first (the answer is about something else,
+# so regenerating cannot help), then an excluded item given again, then unsupported sentences, then an
+# answer that does not address the question.
+ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
+    AnswerCheck("constraints", "retrieve_again", "refuse"),
+    AnswerCheck("exclusions", "regenerate", "refuse"),
+    AnswerCheck("support", "regenerate", "continue"),
+    AnswerCheck("usefulness", "retrieve_again", "continue"),
+)
+
+# Each action's loop: its counter in the state, its bound in GraphSettings, and the node that runs it.
+LOOPS: dict[Action, tuple[str, str, str]] = {
+    "regenerate": ("support_retries", "max_support_retries", "regenerate_answer"),
+    "retrieve_again": ("usefulness_retries", "max_usefulness_retries", "usefulness_retry"),
+}
+
+
+def failed_checks(
+    *,
+    unmet_constraints: Sequence[str],
+    repeated_exclusions: Sequence[str],
+    verdicts: Sequence[str],
+    answers_question: bool | None,
+    checks_off: Collection[str] = (),
+) -> list[FailedCheck]:
+    """The checks this draft fails, in registry order (those switched off are not run)."""
+    reasons: dict[AnswerCheckName, str] = {}
+    if unmet_constraints:
+        reasons["constraints"] = f"no cited passage states {', '.join(unmet_constraints)} near the answer"
+    if repeated_exclusions:
+        reasons["exclusions"] = (
+            f"the answer gives {', '.join(repeated_exclusions)}, which the question excludes"
+        )
+    if "not" in verdicts:
+        reasons["support"] = f"{verdicts.count('not')} of {len(verdicts)} sentences not supported"
+    if answers_question is False:
+        reasons["usefulness"] = "the judge found the answer does not address the question"
+    return [
+        FailedCheck(check=c.name, action=c.action, when_spent=c.when_spent, reason=reasons[c.name])
+        for c in ANSWER_CHECKS
+        if c.name in reasons and c.name not in checks_off
+    ]
+
+
+def next_step(
+    state: dict[str, Any], failures: Sequence[FailedCheck], bounds: GraphSettings
+) -> Literal["regenerate_answer", "usefulness_retry", "refuse"] | None:
+    """The node the first actionable failure sends the turn to, or None when the answer may be final."""
+    for failure in failures:
+        counter, bound, node = LOOPS[failure["action"]]
+        if state.get(counter, 0) < getattr(bounds, bound):
+            return node  # type: ignore[return-value]
+        if failure["when_spent"] == "refuse":
+            return "refuse"
+    return None
