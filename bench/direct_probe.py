@@ -36,7 +36,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from core.settings import load_settings  # noqa: E402
-from graphs.rag.nodes.route_question import is_a_question, probe_knowledge_base  # noqa: E402
+from graphs.rag.inspection import is_a_question  # noqa: E402
+from graphs.rag.nodes.route_question import probe_knowledge_base  # noqa: E402
 from graphs.rag.resources import Resources  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 

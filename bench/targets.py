@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.partials import partial_path  # noqa: E402
+from bench.partials import PARTIALS  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -47,7 +47,7 @@ def _rows(run: str) -> tuple[list[dict[str, Any]], str] | None:
     """(per-question rows, the file read) of ``run``: the partial file of a run under way (it will
     replace the finished JSON when it ends), else the finished JSON."""
     stem = "follow_ups" if run == "follow_ups" else f"qa_{run}"
-    final, partial = RESULTS / f"{stem}.json", partial_path(stem)
+    final, partial = RESULTS / f"{stem}.json", PARTIALS / f"{stem}.partial.jsonl"
     if partial.is_file():
         lines = partial.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()], partial.name

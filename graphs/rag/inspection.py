@@ -15,11 +15,15 @@ from graphs.rag.nodes._llm import (
     probability_of_opening,
     probability_yes,
 )
+from graphs.rag.nodes._question_facts import QuestionFacts, is_a_question, read_question
 from graphs.rag.nodes._short_answer import answers_another_question
 from graphs.rag.nodes._step import count_llm_usage
 
 __all__ = [
     "CONSTRAINT_WINDOW",
+    "QuestionFacts",
+    "is_a_question",
+    "read_question",
     "answers_another_question",
     "ask_structured",
     "ask_with_first_token",

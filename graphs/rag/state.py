@@ -121,6 +121,9 @@ class RagState(TypedDict, total=False):
     route_request: RouteRequest | None  # a caller-forced route; consumed (set to None) at turn end
     standalone_question: str
     language: Literal["en", "zh"]
+    # the question read once (nodes/_question_facts.QuestionFacts): written by start_turn, and again by
+    # contextualize for a rewritten follow-up; no other node parses the question
+    question_facts: Annotated[dict[str, Any] | None, PerTurn(None)]
 
     # Routing.
     route: Annotated[Route | None, PerTurn(None)]

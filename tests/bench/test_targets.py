@@ -18,6 +18,7 @@ def qa_row(f1: float, refused: bool = False, ms: float = 5000.0, calls: int = 2)
 @pytest.fixture
 def results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(targets, "RESULTS", tmp_path)
+    monkeypatch.setattr(targets, "PARTIALS", tmp_path)  # runs under way keep their partial files apart
     return tmp_path
 
 

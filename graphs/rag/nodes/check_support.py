@@ -27,10 +27,11 @@ from core.answer import SupportVerdict
 from core.vocabulary import JudgedSupport
 from graphs.rag.answer_checks import failed_checks
 from graphs.rag.nodes._citations import answer_sentences
-from graphs.rag.nodes._constraints import question_constraints, unmet_constraints, unstated_numbers
-from graphs.rag.nodes._exclusions import excluded_items, repeated_exclusions
+from graphs.rag.nodes._constraints import unmet_constraints, unstated_numbers
+from graphs.rag.nodes._exclusions import repeated_exclusions
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
+from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._short_answer import clean_short_answer
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -94,7 +95,7 @@ def mark_unstated_numbers_unsupported(
 
 def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportVerdict]) -> dict[str, Any]:
     """The question's constraints (year, ordinal) against the passages stating the short answer."""
-    constraints = question_constraints(state["standalone_question"])
+    constraints = facts_of(state).constraints
     cited = {n for v in verdicts for n in v.citations}
     passages = [p["text"] for p in state.get("context") or [] if p["n"] in cited]
     return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
@@ -139,9 +140,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     answers_question = bool(given["answers_question"])
     short_answer = clean_short_answer(given["short_answer"]) if answers_question else ""
     constraints = constraint_check(state, short_answer, verdicts)
-    excluded = excluded_items(
-        state["standalone_question"], state.get("question") or "", state.get("previous_short_answer") or ""
-    )
+    excluded = facts_of(state).excluded
     repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
     unmet = [] if "constraints" in checks_off else constraints["unmet"]
     repeated = [] if "exclusions" in checks_off else repeated

@@ -14,6 +14,7 @@ from graphs.rag.nodes._citations import without_citations
 from graphs.rag.nodes._list_reference import resolve_list_reference
 from graphs.rag.nodes._llm import ask_text, one_line
 from graphs.rag.nodes._passages import neutralise_delimiters
+from graphs.rag.nodes._question_facts import read_question
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -47,11 +48,14 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
     question = state["question"]
     history = earlier_turns(list(state.get("messages") or []), resources.options.history_turns)
     if not history:
-        return {"standalone_question": question, "decision": {"rewritten": False, "reason": "no history"}}
+        return {
+            **standalone_with_facts(state, question),
+            "decision": {"rewritten": False, "reason": "no history"},
+        }
     last_answer = next((str(m.text) for m in reversed(history) if isinstance(m, AIMessage)), "")
     if resolved := resolve_list_reference(question, last_answer):
         decision = {"rewritten": True, "standalone_question": resolved, "list_reference": "resolved"}
-        return {"standalone_question": resolved, "decision": decision}
+        return {**standalone_with_facts(state, resolved), "decision": decision}
     user = (
         f"Conversation so far:\n<conversation>\n{format_history(history)}\n</conversation>\n\n"
         f"Latest message: {question}\n\nStandalone question:"
@@ -65,7 +69,7 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
         fallback, rewritten = "the rewrite repeated an earlier question", with_referent(question, history)
     standalone = rewritten or question
     return {
-        "standalone_question": standalone,
+        **standalone_with_facts(state, standalone),
         "decision": {
             "rewritten": standalone != question,
             "standalone_question": standalone,
@@ -73,6 +77,12 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
             **({"fallback": fallback} if fallback else {}),
         },
     }
+
+
+def standalone_with_facts(state: RagState, standalone: str) -> dict[str, Any]:
+    """The standalone question and its facts, read once here for every later node."""
+    facts = read_question(standalone, state["question"], state.get("previous_short_answer") or "")
+    return {"standalone_question": standalone, "question_facts": facts.model_dump()}
 
 
 def _normalised(text: str) -> str:

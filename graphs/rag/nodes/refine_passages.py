@@ -24,8 +24,8 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from rank_bm25 import BM25Okapi
 
-from graphs.rag.nodes._exclusions import without_exclusions
 from graphs.rag.nodes._passages import hits_from_state, passage_from_hit
+from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
@@ -177,7 +177,7 @@ def recompose(passages: Sequence[Hit], strips: Sequence[Strip], kept: Sequence[i
 def refinement_queries(state: RagState) -> list[str]:
     """The question (without what it asks for something other than), plus IRCoT's reasoning sentences
     (they name the bridge entities)."""
-    queries = [without_exclusions(state["standalone_question"])]
+    queries = [facts_of(state).search_text]
     queries += [r for r in state.get("reasoning") or [] if r.strip()]
     return queries
 

@@ -15,9 +15,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from core.errors import ProviderUnavailable
-from graphs.rag.nodes._constraints import question_constraints
-from graphs.rag.nodes._exclusions import asks_for_more
 from graphs.rag.nodes._passages import renumber
+from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
@@ -48,8 +47,9 @@ def reuse_or_retrieve(state: RagState, config: RunnableConfig, *, resources: Res
             "reused_previous_context": False,
             "decision": {"reuse": False, "reason": "no previous context"},
         }
-    wants_more = asks_for_more(state["question"])
-    missing = [c for c in question_constraints(question) if not any(c in p["text"] for p in previous)]
+    facts = facts_of(state)
+    wants_more = facts.asks_for_more
+    missing = [c for c in facts.constraints if not any(c in p["text"] for p in previous)]
     if wants_more or missing:
         reason = "asks for something else or more" if wants_more else f"asks about {', '.join(missing)}"
         return {

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from core.errors import ProviderUnavailable
-from graphs.rag.classifier.signals import asks_time_sensitive_fact, mentions_documents
 from graphs.rag.configuration import RagConfiguration
+from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._step import records_step
 from graphs.rag.nodes.retrieve import search_and_rerank
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
-
-_QUESTION_WORDS = re.compile(
-    r"^\s*(who|whom|whose|what|which|when|where|why|how|is|are|was|were|do|does|did|can|could|will|"
-    r"would|should|and|also)\b|[?？]\s*$|吗|呢|什么|哪|几|多少|谁|怎么|为什么|是否",
-    re.IGNORECASE,
-)
-
-
-def is_a_question(message: str) -> bool:
-    """A question (not thanks or a greeting): asked with a question word or a question mark."""
-    return bool(_QUESTION_WORDS.search(message))
 
 
 def probe_knowledge_base(
@@ -78,15 +66,16 @@ def route_question(state: RagState, config: RunnableConfig, *, resources: Resour
     probe: dict[str, Any] | None = None
     if route == "direct":
         bound = resources.options.graph.direct_min_confidence
-        if mentions_documents(question):
+        facts = facts_of(state)
+        if facts.names_documents:
             escalated = "the question names the user's documents"
-        elif asks_time_sensitive_fact(question):
+        elif facts.time_sensitive:
             escalated = "the question asks about a given year or the latest facts"
-        elif state.get("previous_context") and is_a_question(state["question"]):
+        elif state.get("previous_context") and facts.message_is_question:
             escalated = "a follow-up question in a conversation answered from the documents"
         elif verdict.confidence < bound:
             escalated = f"classifier confidence {verdict.confidence:.2f} below graph.direct_min_confidence {bound:.2f}"
-        elif is_a_question(question):
+        elif facts.is_question:
             escalated, probe = probe_knowledge_base(question, config, resources)
         if escalated:
             route, reason = "single", f"{reason}; escalated from direct: {escalated}"

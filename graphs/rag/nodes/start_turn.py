@@ -10,17 +10,12 @@ from langchain_core.runnables import RunnableConfig
 
 from core.errors import ConfigError
 from graphs.rag.configuration import RagConfiguration
+from graphs.rag.nodes._question_facts import question_language, read_question
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState, RouteRequest, turn_defaults
-from tools.knowledge_base.text_units import detect_language
 
 MAX_QUESTION_CHARS = 4000
-
-
-def question_language(text: str) -> str:
-    """'zh' for Chinese questions, else 'en' (the answer language)."""
-    return "zh" if detect_language(text) == "zh" else "en"
 
 
 @records_step
@@ -48,6 +43,7 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
         "route_request": route_request,
         "standalone_question": question,
         "language": question_language(question),
+        "question_facts": read_question(question, question, previous_short_answer).model_dump(),
         "previous_context": previous_context,
         "previous_short_answer": previous_short_answer,
         "budget": budget.model_dump(),
