@@ -16,7 +16,7 @@ what each one gains and loses on questions it was not written from.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
@@ -86,7 +86,7 @@ def failed_checks(
 
 
 def next_step(
-    state: dict[str, Any], failures: Sequence[FailedCheck], bounds: GraphSettings
+    state: Mapping[str, Any], failures: Sequence[FailedCheck], bounds: GraphSettings
 ) -> Literal["regenerate_answer", "usefulness_retry", "refuse"] | None:
     """The node the first actionable failure sends the turn to, or None when the answer may be final."""
     for failure in failures:

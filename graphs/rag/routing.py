@@ -103,7 +103,7 @@ def after_support(
     """The first failed answer check whose loop has room (``answer_checks``); else the answer is final,
     unless the judge found no sentence of it supported."""
     failures: list[FailedCheck] = list(state.get("failed_checks") or [])  # type: ignore[arg-type]
-    step = next_step(dict(state), failures, bounds)
+    step = next_step(state, failures, bounds)
     if step is not None:
         return step
     return "refuse" if no_sentence_survives(state) else "finalize_answer"
