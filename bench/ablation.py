@@ -5,13 +5,19 @@ report split, paired against the same questions with every check on.
     .venv/bin/python -m bench.ablation --limit 120 --only constraints,support
     .venv/bin/python -m bench.ablation --limit 120 --compare  # only the comparison of finished runs
 
-Each condition is one ``bench.mixed_set`` run (``--set graph.checks_off=[...]``, tag
-``ablation<limit>_<condition>``), resumable question by question; the baseline is tagged ``..._none``
-so that every condition answers exactly the same questions. The comparison, saved as
-``bench/results/ablation_report_<limit>.json``: per check, outcome accuracy with and without it,
-questions it wins and loses (a right outcome only with the check / only without it), the exact McNemar
-p-value of that split, refusals of answerable questions, answers to unanswerable ones, and LLM calls.
-A check whose removal loses nothing on these held-out questions has not earned its place.
+The baseline is one ``bench.mixed_set`` run with every check on (tag ``ablation<limit>_none``); each of
+its questions records the checks that found a fault in any of its drafts (``checks_fired``). A check
+that never fired on a question cannot change that question's run when it is switched off (the local
+model decodes greedily), so each condition reruns only the questions its check fired on
+(``--qids``, ``--set graph.checks_off=[...]``, tag ``ablation<limit>_<check>``) and keeps the baseline's
+rows for the rest. A control reruns the baseline itself on up to ``--control`` of the fired questions:
+its agreement says how far "the same run twice" is from identical on this machine.
+
+The comparison, saved as ``bench/results/ablation_<split>_<limit>.json``: per check, the questions it
+fired on, outcome accuracy with and without it, questions it wins and loses (a right outcome only with
+the check / only without it), the exact McNemar p-value of that split, refusals of answerable
+questions, answers to unanswerable ones, and LLM calls. A check whose removal loses nothing on these
+held-out questions has not earned its place.
 """
 
 from __future__ import annotations
@@ -38,13 +44,15 @@ def run_name(split: str, limit: int, condition: str) -> str:
     return f"mixed_{split}_ablation{limit}_{condition}"
 
 
-def run_condition(split: str, limit: int, condition: str) -> None:
-    off = [] if condition == "none" else [condition]
+def run_condition(split: str, limit: int, condition: str, qids: list[str] | None = None) -> None:
+    off = [] if condition in ("none", "control") else [condition]
     command = [
         sys.executable, "-m", "bench.mixed_set", "--split", split, "--limit", str(limit), "--resume",
         "--tag", f"ablation{limit}_{condition}", "--set", f"graph.checks_off={json.dumps(off)}",
     ]  # fmt: skip
-    print(f"== {condition}: {' '.join(command[1:])}", flush=True)
+    if qids is not None:
+        command += ["--qids", ",".join(qids)]
+    print(f"== {condition} ({'all' if qids is None else len(qids)} questions)", flush=True)
     subprocess.run(command, cwd=ROOT, check=True)
 
 
@@ -53,6 +61,39 @@ def rows(split: str, limit: int, condition: str) -> dict[str, dict[str, Any]] | 
     if not path.is_file():
         return None
     return {r["qid"]: r for r in json.loads(path.read_text(encoding="utf-8"))["results"]}
+
+
+def fired_on(base: dict[str, dict[str, Any]], check: str) -> list[str]:
+    """The baseline's questions on which ``check`` found a fault, in run order."""
+    missing = [q for q, r in base.items() if "checks_fired" not in r]
+    if missing:
+        sys.exit(f"the baseline's row {missing[0]!r} has no checks_fired: rerun it with this code")
+    return [q for q, r in base.items() if check in r["checks_fired"]]
+
+
+def with_reruns(
+    base: dict[str, dict[str, Any]], rerun: dict[str, dict[str, Any]], qids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """The condition's table: the rerun rows where the check fired, the baseline's everywhere else."""
+    if set(rerun) != set(qids):
+        sys.exit("a rerun does not hold exactly the questions its check fired on: delete it and run again")
+    return {q: rerun.get(q, r) for q, r in base.items()}
+
+
+def control_qids(base: dict[str, dict[str, Any]], checks: list[str], size: int) -> list[str]:
+    union = [q for q, r in base.items() if set(r.get("checks_fired") or ()) & set(checks)]
+    return union[:size]
+
+
+def agreement(base: dict[str, dict[str, Any]], again: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    same_outcome = [q for q in again if again[q]["outcome_correct"] == base[q]["outcome_correct"]]
+    same_answer = [q for q in again if again[q]["answer"] == base[q]["answer"]]
+    return {
+        "questions": len(again),
+        "same_outcome": len(same_outcome),
+        "same_answer_text": len(same_answer),
+        "differing": sorted(set(again) - set(same_outcome)),
+    }
 
 
 def effect(base: dict[str, dict[str, Any]], off: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -87,31 +128,42 @@ def main() -> None:
     parser.add_argument("--split", default="report", choices=("calibration", "report"))
     parser.add_argument("--limit", type=int, required=True)
     parser.add_argument("--only", default="", help="comma-separated checks (default: all)")
+    parser.add_argument("--control", type=int, default=10, help="baseline reruns to check repeatability")
     parser.add_argument("--compare", action="store_true", help="compare finished runs only")
     args = parser.parse_args()
     checks = [c for c in ANSWER_CHECK_NAMES if not args.only or c in args.only.split(",")]
-    if not args.compare:
-        for condition in ["none", *checks]:
-            if rows(args.split, args.limit, condition) is None:
-                run_condition(args.split, args.limit, condition)
+    if not args.compare and rows(args.split, args.limit, "none") is None:
+        run_condition(args.split, args.limit, "none")
     base = rows(args.split, args.limit, "none")
     if base is None:
         sys.exit("the baseline run (every check on) has not finished")
-    table = {c: effect(base, found) for c in checks if (found := rows(args.split, args.limit, c)) is not None}
+    plan = {c: fired_on(base, c) for c in checks}
+    if args.control:
+        plan["control"] = control_qids(base, checks, args.control)
+    if not args.compare:
+        for condition, qids in plan.items():
+            if qids and rows(args.split, args.limit, condition) is None:
+                run_condition(args.split, args.limit, condition, qids)
+    table: dict[str, Any] = {}
+    for check in checks:
+        qids = plan[check]
+        rerun = rows(args.split, args.limit, check) if qids else {}
+        if rerun is not None:
+            table[check] = {"fired_on": len(qids), **effect(base, with_reruns(base, rerun, qids))}
+    again = rows(args.split, args.limit, "control") if plan.get("control") else None
     report = {
         "split": args.split,
         "questions": len(base),
+        "baseline_outcome": round(sum(r["outcome_correct"] for r in base.values()) / len(base), 4),
         "checks": table,
+        "control": agreement(base, again) if again is not None else None,
         "command": " ".join(["python -m bench.ablation", *sys.argv[1:]]),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
     out = RESULTS / f"ablation_{args.split}_{args.limit}.json"
     out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    print(
-        json.dumps(
-            {c: {k: v for k, v in e.items() if k not in ("won", "lost")} for c, e in table.items()}, indent=1
-        )
-    )
+    summary = {c: {k: v for k, v in e.items() if k not in ("won", "lost")} for c, e in table.items()}
+    print(json.dumps({"checks": summary, "control": report["control"]}, indent=1))
     print(f"saved {out}")
 
 

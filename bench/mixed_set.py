@@ -2,7 +2,7 @@
 Chinese, single- and multi-hop, on one knowledge base (``agent/eval/mixed_set.py`` says how it is built).
 
     .venv/bin/python -m bench.mixed_set --build                 # writes the set (all / calibration / report)
-    .venv/bin/python -m bench.mixed_set --split report --limit 300 [--tag NAME] [--resume]
+    .venv/bin/python -m bench.mixed_set --split report --limit 300 [--tag NAME] [--resume] [--qids a,b]
 
 A run saves ``bench/results/mixed_<split>[_<tag>].json``: outcome accuracy (an answerable question
 answered with its gold answer, an unanswerable one refused), the refusal rate on answerable questions,
@@ -120,7 +120,8 @@ def run(args: argparse.Namespace) -> None:
         with partial.open("a", encoding="utf-8") as f:
             f.write(result.model_dump_json() + "\n")
 
-    config = QAEvalConfig(dataset=path, format="mixed", limit=args.limit, route=args.route)
+    qids = args.qids.split(",") if args.qids else None
+    config = QAEvalConfig(dataset=path, format="mixed", limit=args.limit, route=args.route, qids=qids)
     dataset = load_qa_dataset(path, "mixed", limit=args.limit)
     settings = qa_settings(dataset, args.home, **parse_overrides(args.set))
     started = time.perf_counter()
@@ -157,6 +158,9 @@ def main() -> None:
     parser.add_argument("--tag", default="")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=JSON")
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument(
+        "--qids", default="", help="comma-separated: only these of the first --limit questions"
+    )
     parser.add_argument(
         "--peer", action="store_true", help="run the peer (LangGraph's adaptive-RAG design) instead"
     )

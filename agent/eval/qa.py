@@ -53,6 +53,9 @@ class QAEvalConfig(BaseModel):
     sample_seed: int | None = None
     route: RouteRequest = "auto"
     negative_only: bool = False
+    qids: list[str] | None = Field(
+        None, description="only these of the selected questions (the same index: the passages stay)"
+    )
     recall_k: int = Field(DEFAULT_RECALL_K, ge=1, le=100)
 
 
@@ -90,6 +93,10 @@ class QuestionResult(BaseModel):
     last_judgement: list[dict[str, Any]] = Field(
         default_factory=list,
         description="the last support check's verdict per sentence (the draft a refusal threw away, too)",
+    )
+    checks_fired: list[str] = Field(
+        default_factory=list,
+        description="answer checks that found a fault in any draft of the run (what switching one off can change)",
     )
     llm_calls: int = 0
     total_ms: float = 0.0
@@ -200,6 +207,26 @@ def last_judgement(steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return []
 
 
+def checks_fired(steps: Sequence[dict[str, Any]]) -> list[str]:
+    """The answer checks that found a fault in any draft the run checked, by name (``ANSWER_CHECK_NAMES``).
+
+    The two verdict-adjusting checks count when they applied: a sentence citing nothing ("uncited"), a
+    sentence with an unstated number ("unstated_numbers"). A check that never fired on a question cannot
+    change that question's run when it is switched off, which is what lets the ablation bench rerun only
+    the questions a check fired on."""
+    fired: set[str] = set()
+    for step in steps:
+        if step.get("node") != "check_support":
+            continue
+        decision = step.get("decision") or {}
+        fired.update(f["check"] for f in decision.get("failed_checks") or [])
+        if decision.get("unstated_numbers"):
+            fired.add("unstated_numbers")
+        if any(not v.get("citations") for v in decision.get("verdicts") or []):
+            fired.add("uncited")
+    return sorted(fired)
+
+
 def score_answer(
     example: QAExample, answer: Any, steps: Sequence[dict[str, Any]], recall_k: int
 ) -> QuestionResult:
@@ -231,6 +258,7 @@ def score_answer(
             Counter(v.verdict for v in answer.support if not (v.removed or v.trimmed or answer.refused))
         ),
         last_judgement=last_judgement(steps),
+        checks_fired=checks_fired(steps),
         llm_calls=answer.llm_calls,
         total_ms=answer.total_ms,
     )
@@ -362,6 +390,13 @@ def run_qa_eval(
     if not dataset.passages:
         raise ConfigError(f"{config.dataset}: the selected questions have no passages to index")
     settings = settings or qa_settings(dataset, home)
+    if config.qids is not None:
+        unknown = sorted(set(config.qids) - {e.qid for e in dataset.examples})
+        if unknown:
+            raise ConfigError(f"{config.dataset}: no selected question has the id {unknown[0]!r}")
+        dataset = dataset.model_copy(
+            update={"examples": [e for e in dataset.examples if e.qid in set(config.qids)]}
+        )
     corpus = write_corpus(dataset, settings.home / "qa" / settings.qdrant.collection)
     finished = {result.qid: result for result in done}
     results: list[QuestionResult] = [finished[e.qid] for e in dataset.examples if e.qid in finished]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bench.ablation import effect
+import pytest
+
+from bench.ablation import agreement, effect, fired_on, with_reruns
 
 
 def row(correct: bool, answerable: bool = True, refused: bool = False, calls: int = 2) -> dict:
@@ -29,3 +31,33 @@ def test_a_check_that_changes_nothing_has_no_effect() -> None:
     found = effect(same, dict(same))
     assert found["won_by_the_check"] == found["lost_to_the_check"] == 0
     assert found["outcome_with_check"] == found["outcome_without"] == 0.5
+
+
+def test_a_condition_reruns_only_the_questions_its_check_fired_on() -> None:
+    base = {
+        "a": {**row(True), "checks_fired": ["support"]},
+        "b": {**row(False), "checks_fired": []},
+        "c": {**row(False), "checks_fired": ["support", "usefulness"]},
+    }
+    assert fired_on(base, "support") == ["a", "c"]
+    assert fired_on(base, "exclusions") == []
+    rerun = {"a": row(False), "c": row(True)}
+    table = with_reruns(base, rerun, ["a", "c"])
+    assert table["b"] is base["b"]  # the check never fired there: the baseline's row stands
+    assert (table["a"]["outcome_correct"], table["c"]["outcome_correct"]) == (False, True)
+
+
+def test_a_rerun_of_other_questions_is_refused() -> None:
+    base = {"a": {**row(True), "checks_fired": ["support"]}}
+    with pytest.raises(SystemExit):
+        with_reruns(base, {"b": row(True)}, ["a"])
+    with pytest.raises(SystemExit):  # a baseline from code that did not record the checks
+        fired_on({"a": row(True)}, "support")
+
+
+def test_the_control_counts_reruns_that_agree_with_the_baseline() -> None:
+    base = {"a": {**row(True), "answer": "x"}, "b": {**row(False), "answer": "y"}}
+    again = {"a": {**row(True), "answer": "x"}, "b": {**row(True), "answer": "z"}}
+    assert agreement(base, again) == {
+        "questions": 2, "same_outcome": 1, "same_answer_text": 1, "differing": ["b"],
+    }  # fmt: skip

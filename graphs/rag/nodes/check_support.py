@@ -117,19 +117,29 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     if judgement is None:
         if "uncited" not in checks_off:
             mark_uncited_unsupported(verdicts)
+        failures = failed_checks(
+            # what an earlier check of this turn found still stands: this one judged nothing
+            unmet_constraints=state.get("unmet_constraints") or [],
+            repeated_exclusions=state.get("repeated_exclusions") or [],
+            verdicts=[v.verdict for v in verdicts],
+            answers_question=None,
+            checks_off=checks_off,
+        )
         return {
             "support": [v.model_dump() for v in verdicts],
             "answers_question": None,
             "proposed_short_answer": "",
-            "failed_checks": failed_checks(
-                # what an earlier check of this turn found still stands: this one judged nothing
-                unmet_constraints=state.get("unmet_constraints") or [],
-                repeated_exclusions=state.get("repeated_exclusions") or [],
-                verdicts=[v.verdict for v in verdicts],
-                answers_question=None,
-                checks_off=checks_off,
-            ),
-            "decision": {"error": error, "fallback": "sentences left unchecked", **counters},
+            "failed_checks": failures,
+            "decision": {
+                "error": error,
+                "fallback": "sentences left unchecked",
+                "verdicts": [
+                    {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
+                    for v in verdicts
+                ],
+                "failed_checks": failures,
+                **counters,
+            },
         }
     given = judgement.model_dump()
     for i, verdict in enumerate(verdicts, start=1):

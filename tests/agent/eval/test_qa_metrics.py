@@ -16,7 +16,14 @@ from agent.eval.answer_metrics import (
     token_f1,
 )
 from agent.eval.datasets import QADataset, QAExample
-from agent.eval.qa import QAEvalConfig, QuestionResult, retrieved_titles, score_answer, summarize
+from agent.eval.qa import (
+    QAEvalConfig,
+    QuestionResult,
+    checks_fired,
+    retrieved_titles,
+    score_answer,
+    summarize,
+)
 from core.answer import Answer, Citation, SupportVerdict
 
 
@@ -165,6 +172,39 @@ def test_a_refusal_keeps_the_verdicts_of_the_draft_it_threw_away():
     answer = Answer(question="q", answer="No.", refused=True, run_id="r", refusal_reason="unsupported")
     assert score_answer(_example(), answer, steps, recall_k=10).last_judgement == judged
     assert score_answer(_example(), answer, [], recall_k=10).last_judgement == []
+
+
+def test_the_checks_that_fired_are_gathered_from_every_support_check_of_the_run():
+    first = {
+        "failed_checks": [
+            {"check": "support", "action": "regenerate", "when_spent": "continue", "reason": ""}
+        ],
+        "verdicts": [{"sentence": "A.", "citations": [], "verdict": "not"}],
+        "unstated_numbers": {"A.": ["12"]},
+    }
+    second = {
+        "failed_checks": [
+            {"check": "constraints", "action": "retrieve_again", "when_spent": "refuse", "reason": ""}
+        ],
+        "verdicts": [{"sentence": "B. [1]", "citations": [1], "verdict": "fully"}],
+        "unstated_numbers": {},
+    }
+    steps = [
+        {"node": "check_support", "decision": first},
+        {"node": "regenerate_answer", "decision": {"failed_checks": [{"check": "usefulness"}]}},
+        {"node": "check_support", "decision": second},
+    ]
+    assert checks_fired(steps) == ["constraints", "support", "uncited", "unstated_numbers"]
+
+
+def test_a_clean_draft_fires_no_check():
+    clean = {
+        "failed_checks": [],
+        "verdicts": [{"sentence": "B. [1]", "citations": [1]}],
+        "unstated_numbers": {},
+    }
+    assert checks_fired([{"node": "check_support", "decision": clean}]) == []
+    assert checks_fired([]) == []
 
 
 def test_the_summary_counts_why_questions_were_refused():
