@@ -17,7 +17,8 @@ The comparison, saved as ``bench/results/ablation_<split>_<limit>.json``: per ch
 fired on, outcome accuracy with and without it, questions it wins and loses (a right outcome only with
 the check / only without it), the exact McNemar p-value of that split, refusals of answerable
 questions, answers to unanswerable ones, and LLM calls. A check whose removal loses nothing on these
-held-out questions has not earned its place.
+held-out questions has not earned its place. ``--switches`` measures settings that are off by default
+the same way (``SWITCHES``, each rerun on the questions it can change; there "with" is the switch on).
 """
 
 from __future__ import annotations
@@ -44,12 +45,25 @@ def run_name(split: str, limit: int, condition: str) -> str:
     return f"mixed_{split}_ablation{limit}_{condition}"
 
 
+# Settings switched on, each rerun on the baseline's questions it can change (the iterative route's).
+SWITCHES: dict[str, tuple[list[str], str]] = {
+    "reader_sees_reasoning": (["graph.reader_sees_reasoning=true"], "iterative"),
+    "ircot_trusts_answer_found": (["graph.ircot_trusts_answer_found=true"], "iterative"),
+    "reader_and_trust": (
+        ["graph.reader_sees_reasoning=true", "graph.ircot_trusts_answer_found=true"],
+        "iterative",
+    ),
+}
+
+
 def run_condition(split: str, limit: int, condition: str, qids: list[str] | None = None) -> None:
-    off = [] if condition in ("none", "control") else [condition]
+    off = [] if condition in ("none", "control") or condition in SWITCHES else [condition]
     command = [
         sys.executable, "-m", "bench.mixed_set", "--split", split, "--limit", str(limit), "--resume",
         "--tag", f"ablation{limit}_{condition}", "--set", f"graph.checks_off={json.dumps(off)}",
     ]  # fmt: skip
+    for override in SWITCHES.get(condition, ([], ""))[0]:
+        command += ["--set", override]
     if qids is not None:
         command += ["--qids", ",".join(qids)]
     print(f"== {condition} ({'all' if qids is None else len(qids)} questions)", flush=True)
@@ -78,6 +92,10 @@ def with_reruns(
     if set(rerun) != set(qids):
         sys.exit("a rerun does not hold exactly the questions its check fired on: delete it and run again")
     return {q: rerun.get(q, r) for q, r in base.items()}
+
+
+def on_route(base: dict[str, dict[str, Any]], route: str) -> list[str]:
+    return [q for q, r in base.items() if r.get("route") == route]
 
 
 def control_qids(base: dict[str, dict[str, Any]], checks: list[str], size: int) -> list[str]:
@@ -127,17 +145,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="report", choices=("calibration", "report"))
     parser.add_argument("--limit", type=int, required=True)
-    parser.add_argument("--only", default="", help="comma-separated checks (default: all)")
+    parser.add_argument("--only", default="", help="comma-separated checks or switches (default: all checks)")
+    parser.add_argument("--switches", action="store_true", help="also measure SWITCHES, each switched on")
     parser.add_argument("--control", type=int, default=10, help="baseline reruns to check repeatability")
     parser.add_argument("--compare", action="store_true", help="compare finished runs only")
     args = parser.parse_args()
-    checks = [c for c in ANSWER_CHECK_NAMES if not args.only or c in args.only.split(",")]
+    checks: list[str] = [c for c in ANSWER_CHECK_NAMES if not args.only or c in args.only.split(",")]
     if not args.compare and rows(args.split, args.limit, "none") is None:
         run_condition(args.split, args.limit, "none")
     base = rows(args.split, args.limit, "none")
     if base is None:
         sys.exit("the baseline run (every check on) has not finished")
-    plan = {c: fired_on(base, c) for c in checks}
+    plan: dict[str, list[str]] = {c: fired_on(base, c) for c in checks}
+    switches = [w for w in SWITCHES if args.switches and (not args.only or w in args.only.split(","))]
+    plan.update({w: on_route(base, SWITCHES[w][1]) for w in switches})
     if args.control:
         plan["control"] = control_qids(base, checks, args.control)
     if not args.compare:
@@ -150,19 +171,28 @@ def main() -> None:
         rerun = rows(args.split, args.limit, check) if qids else {}
         if rerun is not None:
             table[check] = {"fired_on": len(qids), **effect(base, with_reruns(base, rerun, qids))}
+    switched: dict[str, Any] = {}
+    for switch in switches:  # "with" is the switch on; the baseline is the default, off
+        qids = plan[switch]
+        rerun = rows(args.split, args.limit, switch) if qids else {}
+        if rerun is not None:
+            switched[switch] = {"reran": len(qids), **effect(with_reruns(base, rerun, qids), base)}
     again = rows(args.split, args.limit, "control") if plan.get("control") else None
     report = {
         "split": args.split,
         "questions": len(base),
         "baseline_outcome": round(sum(r["outcome_correct"] for r in base.values()) / len(base), 4),
         "checks": table,
+        "switches": switched,
         "control": agreement(base, again) if again is not None else None,
         "command": " ".join(["python -m bench.ablation", *sys.argv[1:]]),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
     out = RESULTS / f"ablation_{args.split}_{args.limit}.json"
     out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    summary = {c: {k: v for k, v in e.items() if k not in ("won", "lost")} for c, e in table.items()}
+    summary = {
+        c: {k: v for k, v in e.items() if k not in ("won", "lost")} for c, e in {**table, **switched}.items()
+    }
     print(json.dumps({"checks": summary, "control": report["control"]}, indent=1))
     print(f"saved {out}")
 

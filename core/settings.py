@@ -248,6 +248,16 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
+    reader_sees_reasoning: bool = Field(
+        False,
+        description="on the iterative route, the answer is written with IRCoT's reasoning sentences as "
+        "notes beside the passages (IRCoT's chain-of-thought reader); the answer still cites passages",
+    )
+    ircot_trusts_answer_found: bool = Field(
+        False,
+        description="IRCoT stops when the model says its reasoning holds the answer, instead of only "
+        "when a sentence says 'the answer is'",
+    )
     checks_off: list[AnswerCheckName] = Field(
         default_factory=list,
         description="answer checks switched off (uncited, unstated_numbers, constraints, exclusions, "

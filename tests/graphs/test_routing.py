@@ -126,8 +126,10 @@ def test_a_direct_verdict_retrieves_when_the_knowledge_base_answers_the_question
     assert state["citations"]
 
 
-def run_aurora_question(make_graph, first_step_claims_answer: bool) -> dict:
-    """The two-hop Aurora question, the model reasoning one hop per step."""
+def run_aurora_question(
+    make_graph, first_step_claims_answer: bool, **graph_settings: bool
+) -> tuple[dict, list]:
+    """The two-hop Aurora question, the model reasoning one hop per step (state, and the model's calls)."""
     claimed = "true" if first_step_claims_answer else "false"
     thoughts = iter(
         [
@@ -140,14 +142,15 @@ def run_aurora_question(make_graph, first_step_claims_answer: bool) -> dict:
             "ircot_reason": lambda messages: next(thoughts),
             "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
             "check_support": ALL_FULLY,
+            "rewrite_query": "Where was Maria Chen born?",
         }
     )
-    graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))
-    return run_turn(graph, "Where was the leader of the Aurora project born?")
+    graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"), graph=graph_settings)
+    return run_turn(graph, "Where was the leader of the Aurora project born?"), llm.calls
 
 
 def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None:
-    state = run_aurora_question(make_graph, first_step_claims_answer=False)
+    state, _ = run_aurora_question(make_graph, first_step_claims_answer=False)
     assert nodes_run(state)[:6] == [
         "start_turn",
         "route_question",
@@ -163,10 +166,34 @@ def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None
 
 def test_ircot_goes_on_until_the_answer_is_stated_not_when_the_model_only_claims_it(make_graph) -> None:
     # The small model often claims the answer after the first hop of a bridge question.
-    state = run_aurora_question(make_graph, first_step_claims_answer=True)
+    state, _ = run_aurora_question(make_graph, first_step_claims_answer=True)
     assert state["ircot_steps"] == 2 and state["reasoning"][-1].endswith("So the answer is: Lisbon.")
     first = [entry for entry in state["steps"] if entry["node"] == "ircot_reason"][0]["decision"]
     assert first["states_answer"] is False and "one more step" in first["note"]
+
+
+def test_ircot_told_to_trust_the_model_stops_when_it_claims_the_answer(make_graph) -> None:
+    state, _ = run_aurora_question(make_graph, first_step_claims_answer=True, ircot_trusts_answer_found=True)
+    assert state["ircot_steps"] == 1 and state["reasoning_done"]
+    assert step(state, "ircot_reason")["stop"] == "the model found the answer"
+    # Stopped after the first hop, the passages lack the birthplace: the generator's NOT_FOUND sends the
+    # turn to one more retrieval (the risk the default rule guards against, measured by bench.ablation --switches).
+    assert "usefulness_retry" in nodes_run(state)
+
+
+def test_the_reader_sees_the_reasoning_only_when_told_and_only_as_notes(make_graph) -> None:
+    def generator_prompt(calls: list) -> str:
+        return next(messages[-1].text for name, messages in calls if name == "generate_answer")
+
+    _, calls = run_aurora_question(make_graph, first_step_claims_answer=False)
+    assert "<notes>" not in generator_prompt(calls)
+    state, calls = run_aurora_question(make_graph, first_step_claims_answer=False, reader_sees_reasoning=True)
+    prompt = generator_prompt(calls)
+    notes = prompt[prompt.index("<notes>") : prompt.index("</notes>")]
+    assert "1. The Aurora project is led by Maria Chen." in notes
+    assert "2. Maria Chen was born in Lisbon." in notes
+    assert prompt.index("</passage>") < prompt.index("<notes>")  # beside the passages, not among them
+    assert step(state, "generate_answer")["reasoning_notes"] == 2
 
 
 def test_a_forced_route_overrides_the_classifier(make_graph) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -14,7 +15,7 @@ from graphs.rag.nodes._citations import (
     normalise_citations,
 )
 from graphs.rag.nodes._llm import ask_text
-from graphs.rag.nodes._passages import format_passages, language_name
+from graphs.rag.nodes._passages import format_passages, language_name, neutralise_delimiters
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -25,13 +26,23 @@ NOT_FOUND = "NOT_FOUND"
 _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 
 
-def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
-    """(system, user) messages for the generator: passages delimited as data, then the question."""
+def reasoning_notes(state: RagState, resources: Resources) -> list[str]:
+    """IRCoT's reasoning sentences, for the reader of an iterative run (``graph.reader_sees_reasoning``)."""
+    if not resources.options.graph.reader_sees_reasoning or state.get("route") != "iterative":
+        return []
+    return list(state.get("reasoning") or [])
+
+
+def answer_prompt(state: RagState, *, strict: bool, notes: Sequence[str] = ()) -> tuple[str, str]:
+    """(system, user) messages for the generator: passages delimited as data, then the question; with
+    ``notes``, the reasoning that gathered the passages (a lead to check, not a source to cite)."""
     system = load_prompt("generate_answer")
     # The question comes before the passages as well as after: a small model reads them for it.
-    user = (
-        f"Question: {state['standalone_question']}\n\n"
-        f"{format_passages(state.get('context') or [])}\n\n"
+    user = f"Question: {state['standalone_question']}\n\n{format_passages(state.get('context') or [])}\n\n"
+    if notes:
+        numbered = "\n".join(f"{i}. {neutralise_delimiters(n)}" for i, n in enumerate(notes, start=1))
+        user += f"{load_prompt('reasoning_notes')}\n<notes>\n{numbered}\n</notes>\n\n"
+    user += (
         f"Question: {state['standalone_question']}\n"
         f"Answer language: {language_name(state.get('language', 'en'))}"
     )
@@ -71,10 +82,16 @@ def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) ->
 
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    system, user = answer_prompt(state, strict=False)
+    notes = reasoning_notes(state, resources)
+    system, user = answer_prompt(state, strict=False, notes=notes)
     reply = ask_text(resources.llm, system, user, config)
     update = draft_update(
-        reply, state, {"reused_previous_context": bool(state.get("reused_previous_context"))}
+        reply,
+        state,
+        {
+            "reused_previous_context": bool(state.get("reused_previous_context")),
+            **({"reasoning_notes": len(notes)} if notes else {}),
+        },
     )
     update["strict_generation"] = False
     return update

@@ -6,7 +6,9 @@ bounded by ``graph.max_ircot_steps``; a sentence that repeats an earlier one als
 
 The loop ends when the sentence states the answer ("So the answer is: ..."), IRCoT's own rule, not
 when the model merely sets ``answer_found``: the small local model claims it after the first hop of a
-bridge question, answering from the wrong entity.
+bridge question, answering from the wrong entity. ``graph.ircot_trusts_answer_found`` switches that
+rule off (it also stops a comparison whose first sentence already settles it, "... so they are of the
+same nationality", from wandering on).
 """
 
 from __future__ import annotations
@@ -62,14 +64,17 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
     thought = " ".join(step.thought.split())[:THOUGHT_MAX_CHARS]
     repeated = thought.lower() in {r.lower() for r in reasoning}
     states_answer = bool(_STATES_ANSWER.search(thought))
-    done = states_answer or not thought or repeated
+    trusted = step.answer_found and resources.options.graph.ircot_trusts_answer_found
+    done = states_answer or trusted or not thought or repeated
     decision.update(thought=thought, answer_found=step.answer_found, states_answer=states_answer)
-    if step.answer_found and not states_answer:
+    if step.answer_found and not states_answer and not trusted:
         decision["note"] = "answer_found claimed without stating the answer: one more step"
     if repeated:
         decision["stop"] = "the reasoning repeated itself"
     elif done:
-        decision["stop"] = "the reasoning states the answer"
+        decision["stop"] = (
+            "the reasoning states the answer" if states_answer else "the model found the answer"
+        )
     elif counter >= bound:
         decision["stop"] = f"step bound reached ({counter}/{bound})"
     update: dict[str, Any] = {
