@@ -45,8 +45,10 @@ def run_name(split: str, limit: int, condition: str) -> str:
     return f"mixed_{split}_ablation{limit}_{condition}"
 
 
-# Settings switched on, each rerun on the baseline's questions it can change (the iterative route's).
+# Settings switched on, each rerun on the baseline's questions it can change: those of a route, or those
+# a check fired on ("fired:<check>").
 SWITCHES: dict[str, tuple[list[str], str]] = {
+    "cite_stated_numbers": (["graph.cite_stated_numbers=true"], "fired:unstated_numbers"),
     "reader_sees_reasoning": (["graph.reader_sees_reasoning=true"], "iterative"),
     "ircot_trusts_answer_found": (["graph.ircot_trusts_answer_found=true"], "iterative"),
     "reader_and_trust": (
@@ -94,8 +96,11 @@ def with_reruns(
     return {q: rerun.get(q, r) for q, r in base.items()}
 
 
-def on_route(base: dict[str, dict[str, Any]], route: str) -> list[str]:
-    return [q for q, r in base.items() if r.get("route") == route]
+def affected_by(base: dict[str, dict[str, Any]], selector: str) -> list[str]:
+    """The baseline's questions a switch can change: ``fired:<check>`` or a route's name."""
+    if selector.startswith("fired:"):
+        return fired_on(base, selector.removeprefix("fired:"))
+    return [q for q, r in base.items() if r.get("route") == selector]
 
 
 def control_qids(base: dict[str, dict[str, Any]], checks: list[str], size: int) -> list[str]:
@@ -158,7 +163,7 @@ def main() -> None:
         sys.exit("the baseline run (every check on) has not finished")
     plan: dict[str, list[str]] = {c: fired_on(base, c) for c in checks}
     switches = [w for w in SWITCHES if args.switches and (not args.only or w in args.only.split(","))]
-    plan.update({w: on_route(base, SWITCHES[w][1]) for w in switches})
+    plan.update({w: affected_by(base, SWITCHES[w][1]) for w in switches})
     if args.control:
         plan["control"] = control_qids(base, checks, args.control)
     if not args.compare:

@@ -97,7 +97,9 @@ def main() -> None:
     parser.add_argument(
         "--home", type=Path, default=None, help="evaluation indexes (default <data dir>/bench)"
     )
-    parser.add_argument("--out", type=Path, default=None, help="default bench/results/retrieval_heldout_<split>.json")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default bench/results/retrieval_heldout_<split>.json"
+    )
     args = parser.parse_args()
 
     home = args.home or default_bench_home()
@@ -124,7 +126,9 @@ def main() -> None:
             # "offline@0.5": the offline reranker with rerank.fusion_weight 0.5
             provider, _, weight = choice.partition("@")
             run_settings = settings.model_copy(
-                update={"rerank": settings.rerank.model_copy(update={"fusion_weight": float(weight or 0)})}  # "offline" alone: 0
+                update={
+                    "rerank": settings.rerank.model_copy(update={"fusion_weight": float(weight or 0)})
+                }  # "offline" alone: 0
             )
             report, run = run_retrieval_eval(
                 RetrievalEvalConfig(beir_dir=beir_dir, rerank=provider), run_settings, progress=False

@@ -253,6 +253,11 @@ class GraphSettings(BaseModel):
         description="on the iterative route, the answer is written with IRCoT's reasoning sentences as "
         "notes beside the passages (IRCoT's chain-of-thought reader); the answer still cites passages",
     )
+    cite_stated_numbers: bool = Field(
+        False,
+        description="a draft sentence whose number its cited passages do not state also cites the "
+        "passage that does (when that passage holds a third of its words) before it is judged",
+    )
     ircot_trusts_answer_found: bool = Field(
         False,
         description="IRCoT stops when the model says its reasoning holds the answer, instead of only "

@@ -64,14 +64,15 @@ def test_the_control_counts_reruns_that_agree_with_the_baseline() -> None:
 
 
 def test_a_switch_reruns_the_questions_of_its_route_and_counts_what_it_wins() -> None:
-    from bench.ablation import SWITCHES, on_route
+    from bench.ablation import SWITCHES, affected_by
 
     base = {
         "a": {**row(False), "route": "iterative", "checks_fired": []},
         "b": {**row(True), "route": "single", "checks_fired": []},
     }
-    assert all(route == "iterative" for _, route in SWITCHES.values())
-    assert on_route(base, "iterative") == ["a"]
+    assert {selector for _, selector in SWITCHES.values()} == {"iterative", "fired:unstated_numbers"}
+    assert affected_by(base, "iterative") == ["a"]
+    assert affected_by(base, "fired:unstated_numbers") == []
     switched = with_reruns(base, {"a": row(True)}, ["a"])
     found = effect(switched, base)  # "with" is the switch on
     assert (found["won"], found["lost"]) == (["a"], [])

@@ -87,6 +87,12 @@ def _units(text: str, tokenize: Callable[[str], list[str]]) -> set[str]:
     return units
 
 
+def word_share(sentence: str, passage: str, tokenize: Callable[[str], list[str]]) -> float:
+    """The share of ``sentence``'s words (Chinese: character bigrams) that ``passage`` holds."""
+    words = _units(_CITATION.sub("", sentence), tokenize)
+    return len(words & _units(passage, tokenize)) / len(words) if words else 0.0
+
+
 # A sentence is attributed to a passage when at least this share of its content words are in it.
 ATTRIBUTION_MIN_OVERLAP = 0.6
 

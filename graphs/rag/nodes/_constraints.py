@@ -14,9 +14,9 @@ LLM call:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from graphs.rag.nodes._citations import CITATION_MARKER
+from graphs.rag.nodes._citations import CITATION_MARKER, answer_sentences, join_sentences, word_share
 from tools.knowledge_base.text_units import split_sentences
 
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
@@ -96,6 +96,39 @@ def unstated_numbers(sentence: str, passages: Sequence[str], question: str) -> l
         if plain not in known and not _within_a_known_number(plain, known) and plain not in seen:
             seen.append(plain)
     return seen
+
+
+# A passage stating a sentence's number is cited for it only when it also holds this share of its words.
+RECITE_MIN_SHARE = 0.3
+
+
+def cite_passages_stating_numbers(
+    text: str, passages: Mapping[int, str], question: str, tokenize: Callable[[str], list[str]]
+) -> tuple[str, list[dict[str, object]]]:
+    """Add the passage that states a sentence's number when the passages it cites do not (a small model
+    puts the neighbouring passage's marker on a right figure): among the other passages stating every
+    such number, the one holding the largest share of the sentence's words, if at least
+    ``RECITE_MIN_SHARE``. A number no passage states stays unstated (``unstated_numbers`` rejects it).
+    Returns the text and what was added."""
+    added: list[dict[str, object]] = []
+    rewritten: list[str] = []
+    for sentence in answer_sentences(text):
+        cited = [passages[n] for n in sentence.citations if n in passages]
+        missing = set(unstated_numbers(sentence.text, cited, question)) if cited else set()
+        stating = [
+            n
+            for n, body in passages.items()
+            if missing and n not in sentence.citations and missing <= numbers_in(body)
+        ]
+        if stating:
+            share, n = max((word_share(sentence.text, passages[n], tokenize), n) for n in stating)
+            if share >= RECITE_MIN_SHARE:
+                end = list(CITATION_MARKER.finditer(sentence.text))[-1].end()
+                rewritten.append(f"{sentence.text[:end]}[{n}]{sentence.text[end:]}")
+                added.append({"sentence": sentence.text[:120], "passage": n, "numbers": sorted(missing)})
+                continue
+        rewritten.append(sentence.text)
+    return (join_sentences(rewritten), added) if added else (text, [])
 
 
 def _within_a_known_number(number: str, known: set[str]) -> bool:

@@ -14,6 +14,7 @@ from graphs.rag.nodes._citations import (
     cited_numbers,
     normalise_citations,
 )
+from graphs.rag.nodes._constraints import cite_passages_stating_numbers
 from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._passages import format_passages, language_name, neutralise_delimiters
 from graphs.rag.nodes._step import records_step
@@ -61,12 +62,18 @@ def answer_prompt(state: RagState, *, strict: bool, notes: Sequence[str] = ()) -
     return system, user
 
 
-def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
+def draft_update(
+    reply: str, state: RagState, extra_decision: dict[str, Any], *, cite_stated_numbers: bool = False
+) -> dict[str, Any]:
     context = state.get("context") or []
     valid = {p["n"] for p in context}
+    texts = {p["n"]: p["text"] for p in context}
     refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
     draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
-    draft, attributed = attribute_uncited(draft, {p["n"]: p["text"] for p in context}, tokenize)
+    draft, attributed = attribute_uncited(draft, texts, tokenize)
+    recited: list[dict[str, object]] = []
+    if cite_stated_numbers and draft:
+        draft, recited = cite_passages_stating_numbers(draft, texts, state["standalone_question"], tokenize)
     sentences = answer_sentences(draft)
     decision = {
         "context_passages": len(valid),
@@ -75,6 +82,7 @@ def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) ->
         "uncited_sentences": sum(1 for s in sentences if not s.citations),
         "citations": cited_numbers(draft),
         "citations_attributed": attributed,
+        **({"citations_added_for_numbers": recited} if recited else {}),
         **extra_decision,
     }
     return {"answer_draft": draft, "generator_refused": refused, "decision": decision}
@@ -92,6 +100,7 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
             "reused_previous_context": bool(state.get("reused_previous_context")),
             **({"reasoning_notes": len(notes)} if notes else {}),
         },
+        cite_stated_numbers=resources.options.graph.cite_stated_numbers,
     )
     update["strict_generation"] = False
     return update

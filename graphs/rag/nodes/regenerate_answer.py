@@ -20,6 +20,11 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
     system, user = answer_prompt(state, strict=True, notes=reasoning_notes(state, resources))
     reply = ask_text(resources.llm, system, user, config)
     bound = resources.options.graph.max_support_retries
-    update = draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound})
+    update = draft_update(
+        reply,
+        state,
+        {"retry": "support", "counter": counter, "bound": bound},
+        cite_stated_numbers=resources.options.graph.cite_stated_numbers,
+    )
     update.update(support_retries=counter, strict_generation=True)
     return update
