@@ -253,6 +253,12 @@ class GraphSettings(BaseModel):
         description="on the iterative route, the answer is written with IRCoT's reasoning sentences as "
         "notes beside the passages (IRCoT's chain-of-thought reader); the answer still cites passages",
     )
+    quote_on_rejection: bool = Field(
+        False,
+        description="when the support judge rejects a sentence stating the short answer, the model copies "
+        "the passage sentence stating it and code checks the copy (one more call; a verified copy "
+        "restores the sentence instead of a regeneration)",
+    )
     cite_stated_numbers: bool = Field(
         False,
         description="a draft sentence whose number its cited passages do not state also cites the "

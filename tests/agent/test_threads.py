@@ -40,7 +40,9 @@ def _sqlite_backend(path: Path) -> Iterator[Backend]:
 
     def count(table: str, thread_id: str) -> int:
         with saver.cursor(transaction=False) as cur:
-            return cur.execute(f"SELECT COUNT(*) FROM {table} WHERE thread_id = ?", (thread_id,)).fetchone()[0]
+            return cur.execute(f"SELECT COUNT(*) FROM {table} WHERE thread_id = ?", (thread_id,)).fetchone()[
+                0
+            ]
 
     yield Backend("sqlite", saver, lambda t: count("checkpoints", t), lambda t: count("writes", t))
     conn.close()
@@ -59,7 +61,9 @@ def _postgres_backend(url: str) -> Iterator[Backend]:
         row = conn.execute(f"SELECT COUNT(*) AS n FROM {table} WHERE thread_id = %s", (thread_id,)).fetchone()
         return int(row["n"]) if row else 0
 
-    yield Backend("postgres", saver, lambda t: count("checkpoints", t), lambda t: count("checkpoint_writes", t))
+    yield Backend(
+        "postgres", saver, lambda t: count("checkpoints", t), lambda t: count("checkpoint_writes", t)
+    )
     conn.close()
 
 

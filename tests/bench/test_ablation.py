@@ -70,7 +70,11 @@ def test_a_switch_reruns_the_questions_of_its_route_and_counts_what_it_wins() ->
         "a": {**row(False), "route": "iterative", "checks_fired": []},
         "b": {**row(True), "route": "single", "checks_fired": []},
     }
-    assert {selector for _, selector in SWITCHES.values()} == {"iterative", "fired:unstated_numbers"}
+    assert {selector for _, selector in SWITCHES.values()} == {
+        "iterative",
+        "fired:unstated_numbers",
+        "fired:support",
+    }
     assert affected_by(base, "iterative") == ["a"]
     assert affected_by(base, "fired:unstated_numbers") == []
     switched = with_reruns(base, {"a": row(True)}, ["a"])

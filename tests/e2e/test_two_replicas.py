@@ -30,7 +30,6 @@ KEYS = {"key-ada": ["public"], "key-bob": ["public"]}
 START_TIMEOUT_S = 120
 
 
-
 class Replica:
     """One ``ragpilot serve`` process on its own copy of the data directory."""
 

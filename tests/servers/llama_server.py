@@ -24,7 +24,6 @@ START_TIMEOUT_S = 180
 MODEL_ALIAS = "local-qwen"
 
 
-
 class LlamaCppServer:
     """The server process for the life of the ``with`` block."""
 

@@ -32,7 +32,6 @@ def postgres_bin_dir() -> Path | None:
     return versions[-1].parent if versions else None
 
 
-
 class PostgresServer:
     """One PostgreSQL server for the life of the ``with`` block; its files are removed afterwards."""
 

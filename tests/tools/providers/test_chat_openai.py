@@ -244,7 +244,9 @@ def llama_cpp_rejection() -> FakeResponse:
     """What llama.cpp's OpenAI-compatible server answers to ``response_format: json_schema``."""
     message = "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
     message += "'msg': \"Input should be 'text' or 'json_object'\"}]"
-    return FakeResponse(status=500, json_body={"error": {"message": message}}, headers={"retry-after-ms": "10"})
+    return FakeResponse(
+        status=500, json_body={"error": {"message": message}}, headers={"retry-after-ms": "10"}
+    )
 
 
 class NoteCollector(BaseCallbackHandler):
