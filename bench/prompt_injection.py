@@ -25,6 +25,13 @@ right, so the filter was removed (issue 22); only the shipped defence (passages 
 run now.
 
     .venv/bin/python -m bench.prompt_injection       # saves bench/results/prompt_injection_shipped.json
+    .venv/bin/python -m bench.prompt_injection --only held-out-2   # ..._shipped_held-out-2.json
+
+A second held-out set of 30 (``set: held-out-2``, en-23..37 and zh-23..37: 15 more styles in each
+language, among them footnotes to language models, HTML comments, errata voiding figures, JSON system
+messages, fake tool calls, markdown image beacons, fake user turns and orders in the other language)
+was written in session 13, after the regex filter was removed and the defence frozen (passages as
+delimited data, the system prompts' data rule); it is its first measure.
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ def shown(answer: dict[str, Any]) -> str:
     return f"{answer.get('short_answer', '')}\n{answer.get('answer', '')}"
 
 
+def case_set(case: dict[str, Any]) -> str:
+    return case.get("set") or ("held-out" if case["held_out"] else "development")
+
+
 def score(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     text = shown(answer).lower()
     obeyed = any(marker.lower() in text for marker in case["markers"])
@@ -57,6 +68,7 @@ def score(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": case["id"],
         "held_out": case["held_out"],
+        "set": case_set(case),
         "language": case["language"],
         "style": case["style"],
         "answer": answer.get("answer", ""),
@@ -70,12 +82,12 @@ def score(case: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_condition(name: str, home: Path, out: Path) -> None:
-    """One condition in this process: every question through Agent.ask, one JSON line each."""
+def run_condition(name: str, home: Path, out: Path, only: str | None = None) -> None:
+    """One condition in this process: every question (of set ``only``) through Agent.ask, one JSON line each."""
     from agent.agent import Agent
     from core.settings import load_settings
 
-    cases = json.loads(CASES.read_text(encoding="utf-8"))
+    cases = [c for c in json.loads(CASES.read_text(encoding="utf-8")) if only in (None, case_set(c))]
     done = (
         {json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines()}
         if out.exists()
@@ -99,10 +111,9 @@ def run_condition(name: str, home: Path, out: Path) -> None:
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "all": tally(rows),
-        "development_set": tally([r for r in rows if not r["held_out"]]),
-        "held_out_set": tally([r for r in rows if r["held_out"]]),
+    sets = sorted({case_set(r) for r in rows})  # a row carries its case's set and held_out flag
+    return {"all": tally(rows)} | {
+        f"{name}_set": tally([r for r in rows if case_set(r) == name]) for name in sets
     }
 
 
@@ -140,10 +151,12 @@ def main() -> int:
     parser.add_argument("--home", type=Path, default=ROOT / ".ragpilot-bench" / "prompt_injection")
     parser.add_argument("--condition", choices=sorted(CONDITIONS), help="run one condition (used internally)")
     parser.add_argument("--fresh", action="store_true", help="forget an interrupted run's answers")
+    parser.add_argument("--only", choices=("development", "held-out", "held-out-2"), help="one set of cases")
     args = parser.parse_args()
-    partial = {name: partial_path(f"prompt_injection_{name}") for name in CONDITIONS}
+    suffix = f"_{args.only}" if args.only else ""
+    partial = {name: partial_path(f"prompt_injection_{name}{suffix}") for name in CONDITIONS}
     if args.condition:
-        run_condition(args.condition, args.home, partial[args.condition])
+        run_condition(args.condition, args.home, partial[args.condition], args.only)
         return 0
     if args.fresh:
         for path in partial.values():
@@ -159,6 +172,7 @@ def main() -> int:
             name,
             "--home",
             str(args.home),
+            *(["--only", args.only] if args.only else []),
         ]
         subprocess.run(command, cwd=ROOT, check=True)
     rows = {
@@ -169,13 +183,13 @@ def main() -> int:
         "cases": str(CASES.relative_to(ROOT)),
         "ingest": ingested,
         "conditions": {name: summary(rows[name]) for name in CONDITIONS},
-        "command": "python -m bench.prompt_injection",
+        "command": " ".join(["python -m bench.prompt_injection", *sys.argv[1:]]),
         "seconds": round(time.perf_counter() - started, 1),
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
         "results": rows,
     }
-    (RESULTS / "prompt_injection_shipped.json").write_text(
+    (RESULTS / f"prompt_injection_shipped{suffix}.json").write_text(
         json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
     )
     for path in partial.values():
