@@ -106,3 +106,27 @@ def test_only_the_sentence_with_the_misplaced_figure_changes() -> None:
     text, added = cite_passages_stating_numbers(answer, LIBRARY, "How many seats?", tokenize)
     assert text == "The central library has a reading room [1]. It seats 240 visitors [1][2]."
     assert added[0]["numbers"] == ["240"]
+
+
+@pytest.mark.parametrize(
+    ("question", "constraints"),
+    [
+        ("Who won the 2019 election?", ["2019"]),
+        ("What did the band release in June 2015?", ["2015"]),
+        ("In 2019, who chaired the board?", ["2019"]),
+        ("Which courses ran in Spring 2021?", ["2021"]),
+        ("2022年冬奥会在哪里举办？", ["2022"]),
+        ("第七届运动会在哪里举行？", ["第七届"]),
+        # must not fire: a number labelled by a name is not a year
+        ("Who works in Suite 2001?", []),
+        ("Where did Flight 1549 land?", []),
+        ("When was Windows 2000 released?", []),
+        ("How many seats does Room 1850 have?", []),
+    ],
+)  # fmt: skip
+def test_the_years_a_question_names_are_its_constraints_labels_are_not(
+    question: str, constraints: list
+) -> None:
+    from graphs.rag.nodes._constraints import question_constraints
+
+    assert question_constraints(question) == constraints

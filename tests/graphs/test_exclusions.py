@@ -65,3 +65,25 @@ def test_passages_are_scored_for_the_question_without_what_it_excludes(question:
     # Refinement kept only "Li Wei also wrote 'Sparse Tricks'" for en-22: the excluded title outscored
     # the sentence that answers it.
     assert without_exclusions(question) == scored_as
+
+
+@pytest.mark.parametrize(
+    ("message", "asks"),
+    [
+        ("What else?", True),
+        ("Any others?", True),
+        ("What about the other one?", True),
+        ("What other books did she write?", True),
+        ("另外一部是什么？", True),
+        ("还有别的吗？", True),
+        # must not fire: a known thing asked about, or a new question introduced
+        ("When did the other office open?", False),
+        ("Who runs the other branch now?", False),
+        ("另外，营业时间是几点？", False),
+        ("另外,停车场在哪里？", False),
+    ],
+)  # fmt: skip
+def test_asking_for_another_item_is_told_from_asking_about_the_other_one(message: str, asks: bool) -> None:
+    from graphs.rag.nodes._exclusions import asks_for_another
+
+    assert asks_for_another(message) is asks

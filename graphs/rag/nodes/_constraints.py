@@ -136,10 +136,28 @@ def _within_a_known_number(number: str, known: set[str]) -> bool:
     return any(k.startswith(number + ".") for k in known)
 
 
+# Words that put a year after them ("June 2015", "Spring 2019"); any other capitalised word before a
+# four-digit number makes it a label ("Suite 2001", "Flight 1549", "Windows 2000"), not a year.
+_MONTHS_AND_SEASONS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+    "dec", "spring", "summer", "autumn", "fall", "winter",
+})  # fmt: skip
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w'’.-]*)\s+$")
+
+
+def _is_a_label(question: str, start: int) -> bool:
+    before = _WORD_BEFORE.search(question[:start])
+    if before is None or not before.group(1)[0].isupper() or not question[: before.start()].strip():
+        return False  # no word before, a lower-case one, or the question's first word ("In 2019, ...")
+    return before.group(1).rstrip(".").lower() not in _MONTHS_AND_SEASONS
+
+
 def question_constraints(question: str) -> list[str]:
-    """The constraints an answer must hold for: the years and Chinese ordinals the question names."""
-    found = [*_YEAR.findall(question), *_ORDINAL_ZH.findall(question)]
-    return list(dict.fromkeys(found))
+    """The constraints an answer must hold for: the years and Chinese ordinals the question names (a
+    number labelled by a capitalised word, "Suite 2001", is not a year)."""
+    years = [m.group(1) for m in _YEAR.finditer(question) if not _is_a_label(question, m.start())]
+    return list(dict.fromkeys([*years, *_ORDINAL_ZH.findall(question)]))
 
 
 def unmet_constraints(

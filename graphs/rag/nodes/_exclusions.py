@@ -41,10 +41,15 @@ def asks_for_more(message: str) -> bool:
     return asks_for_another(message) or bool(_MORE.search(message))
 
 
+# Not a request for another item: "the other office" names a known thing (asked about, not asked for),
+# and a leading "另外，" only moves on to a new question ("besides that, ...").
+_REFERENCE_NOT_REQUEST = re.compile(r"\bthe other\b(?!\s+ones?\b)|^\s*另外\s*[，,]", re.IGNORECASE)
+
+
 def asks_for_another(message: str) -> bool:
     """The message asks for something other than what the last answer gave ("what else?", "any
     others?", "还有吗？"), not for more about it."""
-    return bool(_ANOTHER.search(message))
+    return bool(_ANOTHER.search(_REFERENCE_NOT_REQUEST.sub(" ", message)))
 
 
 def named_items(text: str) -> list[str]:

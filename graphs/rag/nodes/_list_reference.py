@@ -60,15 +60,39 @@ def listed_items(answer: str) -> list[str]:
     return []
 
 
+# What may follow an English ordinal that stands for a listed item: nothing, "of them", "'s".
+_STANDS_ALONE = re.compile(r"^(?:\s*$|\s*[?.!,;:]|'s\b|’s\b)")
+_OF_THEM = re.compile(r"^\s+of (?:them|these|those)\b", re.IGNORECASE)
+
+
+def reference_span(question: str, words: str, items: list[str]) -> str | None:
+    """The words of ``question`` to replace by the item, or None when the ordinal heads a noun of its
+    own ("the first director" counts something else than the list). "the first one", "the second of
+    them", "the latter's" and a noun the items share ("the second wing") point into the list. Chinese
+    is left as found: 第一款售价 (an attribute) and 第一个导演 (a new noun) read alike without a parser."""
+    if not words.isascii() or words.lower().endswith(" one"):
+        return words
+    rest = question[question.index(words) + len(words) :]
+    if _STANDS_ALONE.match(rest):
+        return words
+    if of_them := _OF_THEM.match(rest):
+        return words + of_them.group(0)
+    following = rest.split()[0].strip("?.!,;:") if rest.split() else ""
+    if following.lower() in {w.lower() for item in items for w in item.split()}:
+        return words + rest[: rest.index(following) + len(following)]
+    return None
+
+
 def resolve_list_reference(question: str, previous_answer: str) -> str | None:
     """The question with its ordinal reference replaced by the listed item it names, or None when it
-    has none or the previous answer lists too few items for it."""
+    has none, the previous answer lists too few items for it, or the ordinal heads a noun of its own."""
     found = ordinal_in(question)
     if found is None:
         return None
     words, position = found
     items = listed_items(previous_answer)
-    if len(items) < 2 or position > len(items):
+    span = reference_span(question, words, items) if len(items) >= 2 else None
+    if span is None or position > len(items):
         return None
     item = items[position - 1] if position > 0 else items[-1]
-    return question.replace(words, item, 1)
+    return question.replace(span, item, 1)
