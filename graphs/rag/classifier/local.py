@@ -26,6 +26,7 @@ from core.errors import ConfigError, ModelAssetError
 from core.vocabulary import Route
 from graphs.rag.classifier.base import ComplexityClassifier, RouteDecision
 from graphs.rag.classifier.signals import mentions_documents
+from graphs.rag.lexicon import CJK
 from tools.providers.embedder_base import Embedder
 
 if TYPE_CHECKING:
@@ -87,7 +88,6 @@ _QUESTION_WORD = re.compile(
     re.IGNORECASE,
 )
 _CONJUNCTION = re.compile(r"\b(and|both|as well as)\b|和|与|以及|及|并且", re.IGNORECASE)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _TITLE_MARKS = re.compile(r"《[^》]+》|\"[^\"]+\"|“[^”]+”")
 
 
@@ -97,7 +97,7 @@ def _entities(question: str) -> int:
 
 def _words(question: str) -> int:
     # CJK has no spaces: count two characters as roughly one word.
-    cjk = len(_CJK.findall(question))
+    cjk = len(CJK.findall(question))
     return len(re.findall(r"[A-Za-z0-9]+", question)) + cjk // 2
 
 
@@ -143,7 +143,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("length in words (log)", lambda q: math.log1p(_words(q)) / 4.0),
     Feature("named entities (count)", lambda q: min(_entities(q), 5) / 5.0),
     Feature("contains digits", lambda q: float(any(ch.isdigit() for ch in q))),
-    Feature("Chinese", lambda q: float(bool(_CJK.search(q)))),
+    Feature("Chinese", lambda q: float(bool(CJK.search(q)))),
 )
 FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
 

@@ -6,10 +6,9 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
+from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN
 from tools.knowledge_base.text_units import split_sentences
 
-# [1], [1][2], [1, 2], [1，2], 【1】 — the forms models actually write.
-CITATION_MARKER = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*)\s*[\]】]")
 _CITATION = CITATION_MARKER
 # Markers a sentence splitter left at the start of the next sentence ("... leave. [2] The policy ...").
 _LEADING_CITATIONS = re.compile(r"^((?:\s*[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】])+)\s*[.。]?\s*")
@@ -75,14 +74,11 @@ def join_sentences(sentences: list[str]) -> str:
     return out
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
-
-
 def _units(text: str, tokenize: Callable[[str], list[str]]) -> set[str]:
     """Words of the Latin text and character bigrams of the Chinese (word segmentation of a short
     sentence and of its source passage disagree too often to compare their words)."""
-    units = set(tokenize(_CJK_RUN.sub(" ", text)))
-    for run in _CJK_RUN.findall(text):
+    units = set(tokenize(CJK_RUN.sub(" ", text)))
+    for run in CJK_RUN.findall(text):
         units.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
     return units
 

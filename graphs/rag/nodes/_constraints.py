@@ -16,73 +16,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from graphs.rag.nodes._citations import CITATION_MARKER, answer_sentences, join_sentences, word_share
+from graphs.rag.lexicon import (
+    CITATION_MARKER,
+    MONTHS_AND_SEASONS,
+    NUMBER,
+    ORDINAL_ZH,
+    YEAR,
+    numbers_in,
+    plain_number,
+)
+from graphs.rag.nodes._citations import answer_sentences, join_sentences, word_share
 from tools.knowledge_base.text_units import split_sentences
 
-_NUMBER = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
-_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
-_ORDINAL_ZH = re.compile(r"第[一二三四五六七八九十百零两\d]+[届次艘个任期轮批号季]")
 CONSTRAINT_WINDOW = 1  # sentences either side of the one stating the short answer
-
-
-def _plain_number(number: str) -> str:
-    return number.replace(",", "")
-
-
-# Numbers a passage may spell out where the answer writes digits ("six" -> "6", "十二" -> "12").
-_SPELLED = {
-    word: str(value)
-    for value, words in enumerate(
-        [
-            "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-            "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-            "nineteen", "twenty",
-        ]
-    )
-    for word in [words]
-} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
-     "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000", "dozen": "12"}  # fmt: skip
-_ZH_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
-_ZH_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千]+")
-_WORD = re.compile(r"[a-z]+")
-
-
-def zh_numeral_value(numeral: str) -> int:
-    """A Chinese numeral below 10,000 as a number: 二十五 -> 25, 一百五十 -> 150, 二〇二一 -> 2021."""
-    if not any(c in _ZH_UNITS for c in numeral):  # digit by digit, as years are written
-        return int("".join(str(_ZH_DIGITS[c]) for c in numeral))
-    value = current = 0
-    for char in numeral:
-        if char in _ZH_UNITS:
-            value += (current or 1) * _ZH_UNITS[char]
-            current = 0
-        else:
-            current = _ZH_DIGITS[char]
-    return value + current
-
-
-def numbers_in(text: str) -> set[str]:
-    """The numbers of ``text``: in digits (thousands separators dropped), and spelled out in English
-    words or Chinese numerals; citation markers excluded."""
-    text = CITATION_MARKER.sub(" ", text)
-    found = {_plain_number(n) for n in _NUMBER.findall(text)}
-    found |= {_SPELLED[w] for w in _WORD.findall(text.lower()) if w in _SPELLED}
-    found |= {str(zh_numeral_value(n)) for n in _ZH_NUMERAL.findall(text)}
-    return found
 
 
 def unstated_numbers(sentence: str, passages: Sequence[str], question: str) -> list[str]:
@@ -91,8 +37,8 @@ def unstated_numbers(sentence: str, passages: Sequence[str], question: str) -> l
     for passage in passages:
         known |= numbers_in(passage)
     seen: list[str] = []
-    for number in _NUMBER.findall(CITATION_MARKER.sub(" ", sentence)):
-        plain = _plain_number(number)
+    for number in NUMBER.findall(CITATION_MARKER.sub(" ", sentence)):
+        plain = plain_number(number)
         if plain not in known and not _within_a_known_number(plain, known) and plain not in seen:
             seen.append(plain)
     return seen
@@ -136,13 +82,6 @@ def _within_a_known_number(number: str, known: set[str]) -> bool:
     return any(k.startswith(number + ".") for k in known)
 
 
-# Words that put a year after them ("June 2015", "Spring 2019"); any other capitalised word before a
-# four-digit number makes it a label ("Suite 2001", "Flight 1549", "Windows 2000"), not a year.
-_MONTHS_AND_SEASONS = frozenset({
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-    "dec", "spring", "summer", "autumn", "fall", "winter",
-})  # fmt: skip
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'’.-]*)\s+$")
 
 
@@ -150,14 +89,14 @@ def _is_a_label(question: str, start: int) -> bool:
     before = _WORD_BEFORE.search(question[:start])
     if before is None or not before.group(1)[0].isupper() or not question[: before.start()].strip():
         return False  # no word before, a lower-case one, or the question's first word ("In 2019, ...")
-    return before.group(1).rstrip(".").lower() not in _MONTHS_AND_SEASONS
+    return before.group(1).rstrip(".").lower() not in MONTHS_AND_SEASONS
 
 
 def question_constraints(question: str) -> list[str]:
     """The constraints an answer must hold for: the years and Chinese ordinals the question names (a
     number labelled by a capitalised word, "Suite 2001", is not a year)."""
-    years = [m.group(1) for m in _YEAR.finditer(question) if not _is_a_label(question, m.start())]
-    return list(dict.fromkeys([*years, *_ORDINAL_ZH.findall(question)]))
+    years = [m.group(1) for m in YEAR.finditer(question) if not _is_a_label(question, m.start())]
+    return list(dict.fromkeys([*years, *ORDINAL_ZH.findall(question)]))
 
 
 def unmet_constraints(
@@ -168,12 +107,12 @@ def unmet_constraints(
     handle that)."""
     if not short_answer or not constraints:
         return []
-    needle = _plain_number(short_answer.lower())
+    needle = plain_number(short_answer.lower())
     best: list[str] | None = None
     for passage in passages:
         sentences = split_sentences(passage)
         for i, sentence in enumerate(sentences):
-            if needle not in _plain_number(sentence.lower()):
+            if needle not in plain_number(sentence.lower()):
                 continue
             nearby = " ".join(sentences[max(0, i - window) : i + window + 1])
             missing = [c for c in constraints if c not in nearby]

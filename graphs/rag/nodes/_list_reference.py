@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
+from graphs.rag.lexicon import ENGLISH_ORDINALS, zh_numeral_value
 from graphs.rag.nodes._citations import without_citations
-from graphs.rag.nodes._constraints import zh_numeral_value
 
 # 第二部 / 第二款 / 第二个 … (a measure word for an item), not 第七届 / 第二次 / 第二名 (an edition, a
 # time, a rank: those are constraints of the question itself).
@@ -19,7 +19,6 @@ _CHINESE_ORDINAL = re.compile(
     r"(?!季度|月|周|星期|年|小时|阶段|学期|世纪)"  # 第二个季度: a period, not an item
 )
 _CHINESE_FORMER_LATTER = re.compile(r"(前者|后者|最后一[部款个篇本首家种位项条所座只件门道张份])")
-_ENGLISH_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "former": 1}
 _ENGLISH_ORDINAL = re.compile(
     r"\bthe (first|second|third|fourth|fifth|last|latter|former)(?: one)?\b(?![- ]?(?:largest|biggest|"
     r"oldest|newest|smallest|longest|highest|best|most|least|time|edition|place))",
@@ -39,7 +38,7 @@ def ordinal_in(question: str) -> tuple[str, int] | None:
         return match.group(0), 1 if match.group(0) == "前者" else -1
     if match := _ENGLISH_ORDINAL.search(question):
         word = match.group(1).lower()
-        return match.group(0), -1 if word in ("last", "latter") else _ENGLISH_ORDINALS[word]
+        return match.group(0), -1 if word in ("last", "latter") else ENGLISH_ORDINALS[word]
     return None
 
 

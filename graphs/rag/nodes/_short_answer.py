@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from graphs.rag.nodes._citations import CITATION_MARKER
+from graphs.rag.lexicon import CITATION_MARKER, CJK, NUMBER
 
 _CITATION = re.compile(r"\s*" + CITATION_MARKER.pattern)
 _TRAILING = "。.！!；;，,：: \t"
@@ -20,9 +20,7 @@ SHORT_ANSWER_MAX_CHARS = 120
 SHORT_ANSWER_MAX_WORDS = 10
 SHORT_ANSWER_MAX_CJK = 30
 BACKED_SHARE = 0.75  # of the short answer's words found in the evidence; its numbers must all be
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _YES_NO = frozenset({"yes", "no", "是", "否", "不是", "对", "不对", "是的", "不"})
-_CJK = re.compile(r"[\u3400-\u9fff]")
 # A question offering a choice ("A or B?", "还是") is answered with one of its own words, not yes/no.
 _CHOICE = re.compile(r"\b(or|either|whether)\b|还是|或者|或是", re.IGNORECASE)
 
@@ -39,7 +37,7 @@ def clean_short_answer(text: str) -> str:
 
 def too_long(short: str) -> bool:
     """A whole sentence is no short answer (the judge sometimes copies the sentence it judged)."""
-    cjk = len(_CJK.findall(short))
+    cjk = len(CJK.findall(short))
     return (
         len(short) > SHORT_ANSWER_MAX_CHARS
         or cjk > SHORT_ANSWER_MAX_CJK
@@ -79,9 +77,9 @@ def backed_short_answer(short: str, evidence: Iterable[str], tokenize: Callable[
     if is_yes_no(short):
         return short
     pool = " ".join(evidence)
-    if any(number not in pool for number in _NUMBER.findall(short)):
+    if any(number not in pool for number in NUMBER.findall(short)):
         return ""
-    if _CJK.search(short):
+    if CJK.search(short):
         wanted = [c for c in short if c.isalnum()]
         present = sum(1 for c in wanted if c in pool)
     else:
@@ -109,7 +107,7 @@ def only_repeats_the_question(short: str, question: str, tokenize: Callable[[str
     ("A or B?", "还是") is answered with its own words, so it is exempt."""
     if not short or is_yes_no(short) or _CHOICE.search(question):
         return False
-    if _CJK.search(short):
+    if CJK.search(short):
         return all(c in question for c in short if c.isalnum())
     words = set(tokenize(short))
     return bool(words) and words <= set(tokenize(question))
