@@ -42,7 +42,7 @@ RESULTS = ROOT / "bench" / "results"
 
 
 def run_name(split: str, limit: int, condition: str) -> str:
-    return f"mixed_{split}_ablation{limit}_{condition}"
+    return f"mixed_{split}_ablation{limit}_{condition}"  # a rerun's file is named by its condition
 
 
 # Settings switched on, each rerun on the baseline's questions it can change: those of a route, or those
@@ -155,13 +155,17 @@ def main() -> None:
     parser.add_argument("--switches", action="store_true", help="also measure SWITCHES, each switched on")
     parser.add_argument("--control", type=int, default=10, help="baseline reruns to check repeatability")
     parser.add_argument("--compare", action="store_true", help="compare finished runs only")
+    parser.add_argument(
+        "--first", type=int, default=None, help="rerun and compare on the baseline's first N questions only"
+    )
     args = parser.parse_args()
     checks: list[str] = [c for c in ANSWER_CHECK_NAMES if not args.only or c in args.only.split(",")]
     if not args.compare and rows(args.split, args.limit, "none") is None:
         run_condition(args.split, args.limit, "none")
-    base = rows(args.split, args.limit, "none")
-    if base is None:
+    whole = rows(args.split, args.limit, "none")
+    if whole is None:
         sys.exit("the baseline run (every check on) has not finished")
+    base = dict(list(whole.items())[: args.first])  # run order: the first N questions
     plan: dict[str, list[str]] = {c: fired_on(base, c) for c in checks}
     switches = [w for w in SWITCHES if args.switches and (not args.only or w in args.only.split(","))]
     plan.update({w: affected_by(base, SWITCHES[w][1]) for w in switches})
@@ -188,13 +192,16 @@ def main() -> None:
         "split": args.split,
         "questions": len(base),
         "baseline_outcome": round(sum(r["outcome_correct"] for r in base.values()) / len(base), 4),
+        "baseline_questions_run": len(whole),
+        "baseline_outcome_all": round(sum(r["outcome_correct"] for r in whole.values()) / len(whole), 4),
         "checks": table,
         "switches": switched,
         "control": agreement(base, again) if again is not None else None,
         "command": " ".join(["python -m bench.ablation", *sys.argv[1:]]),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
-    out = RESULTS / f"ablation_{args.split}_{args.limit}.json"
+    first = f"_first{args.first}" if args.first else ""
+    out = RESULTS / f"ablation_{args.split}_{args.limit}{first}.json"
     out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     summary = {
         c: {k: v for k, v in e.items() if k not in ("won", "lost")} for c, e in {**table, **switched}.items()
