@@ -166,9 +166,10 @@ def main() -> None:
     if whole is None:
         sys.exit("the baseline run (every check on) has not finished")
     base = dict(list(whole.items())[: args.first])  # run order: the first N questions
-    plan: dict[str, list[str]] = {c: fired_on(base, c) for c in checks}
     switches = [w for w in SWITCHES if args.switches and (not args.only or w in args.only.split(","))]
-    plan.update({w: affected_by(base, SWITCHES[w][1]) for w in switches})
+    # Switches first: a candidate default is decided on them; the checks' figures can come later.
+    plan: dict[str, list[str]] = {w: affected_by(base, SWITCHES[w][1]) for w in switches}
+    plan.update({c: fired_on(base, c) for c in checks})
     if args.control:
         plan["control"] = control_qids(base, checks, args.control)
     if not args.compare:
