@@ -147,6 +147,28 @@ def effect(base: dict[str, dict[str, Any]], off: dict[str, dict[str, Any]]) -> d
     }
 
 
+def markdown(report: dict[str, Any]) -> str:
+    """The report as the table docs/benchmarks.md and the closing note show."""
+    lines = [
+        "| condition | reran | outcome with → without | won / lost | McNemar p | answerable refused "
+        "with → without | unanswerable answered with → without | LLM calls with → without |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, table, reran in (
+        ("check on", report["checks"], "fired_on"),
+        ("switch on", report["switches"], "reran"),
+    ):
+        for name, e in table.items():
+            lines.append(
+                f"| {name} ({kind}) | {e[reran]} | {e['outcome_with_check']:.3f} → {e['outcome_without']:.3f} | "
+                f"{e['won_by_the_check']} / {e['lost_to_the_check']} | {e['mcnemar_p']} | "
+                f"{e['answerable_refused_with']} → {e['answerable_refused_without']} | "
+                f"{e['unanswerable_answered_with']} → {e['unanswerable_answered_without']} | "
+                f"{e['llm_calls_with']} → {e['llm_calls_without']} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="report", choices=("calibration", "report"))
@@ -208,6 +230,7 @@ def main() -> None:
         c: {k: v for k, v in e.items() if k not in ("won", "lost")} for c, e in {**table, **switched}.items()
     }
     print(json.dumps({"checks": summary, "control": report["control"]}, indent=1))
+    print(markdown(report))
     print(f"saved {out}")
 
 

@@ -80,3 +80,12 @@ def test_a_switch_reruns_the_questions_of_its_route_and_counts_what_it_wins() ->
     switched = with_reruns(base, {"a": row(True)}, ["a"])
     found = effect(switched, base)  # "with" is the switch on
     assert (found["won"], found["lost"]) == (["a"], [])
+
+
+def test_the_report_reads_as_a_table_of_checks_and_switches() -> None:
+    from bench.ablation import markdown
+
+    base = {q: {**row(q == "a"), "checks_fired": ["support"]} for q in "ab"}
+    check = {"fired_on": 2, **effect(base, with_reruns(base, {"a": row(False), "b": row(False)}, ["a", "b"]))}
+    table = markdown({"checks": {"support": check}, "switches": {}})
+    assert "| support (check on) | 2 | 0.500 → 0.000 | 1 / 0 |" in table
