@@ -1,9 +1,9 @@
 """The ablation bench (issue 22, item 2): each answer check switched off in turn, on the mixed set's
 report split, paired against the same questions with every check on.
 
-    .venv/bin/python -m bench.ablation --limit 120            # runs what is missing, then compares
-    .venv/bin/python -m bench.ablation --limit 120 --only constraints,support
-    .venv/bin/python -m bench.ablation --limit 120 --compare  # only the comparison of finished runs
+    .venv/bin/python -m bench.ablation --limit 100 --switches            # runs what is missing, then compares
+    .venv/bin/python -m bench.ablation --limit 100 --first 40 --only constraints,support
+    .venv/bin/python -m bench.ablation --limit 100 --first 40 --compare  # only the comparison of finished runs
 
 The baseline is one ``bench.mixed_set`` run with every check on (tag ``ablation<limit>_none``); each of
 its questions records the checks that found a fault in any of its drafts (``checks_fired``). A check
@@ -13,7 +13,7 @@ model decodes greedily), so each condition reruns only the questions its check f
 rows for the rest. A control reruns the baseline itself on up to ``--control`` of the fired questions:
 its agreement says how far "the same run twice" is from identical on this machine.
 
-The comparison, saved as ``bench/results/ablation_<split>_<limit>.json``: per check, the questions it
+The comparison, saved as ``bench/results/ablation_<split>_<limit>[_first<N>].json``: per check, the questions it
 fired on, outcome accuracy with and without it, questions it wins and loses (a right outcome only with
 the check / only without it), the exact McNemar p-value of that split, refusals of answerable
 questions, answers to unanswerable ones, and LLM calls. A check whose removal loses nothing on these
