@@ -59,11 +59,14 @@ SWITCHES: dict[str, tuple[list[str], str]] = {
 }
 
 
-def run_condition(split: str, limit: int, condition: str, qids: list[str] | None = None) -> None:
+def run_condition(
+    split: str, limit: int, condition: str, qids: list[str] | None = None, part: str = ""
+) -> None:
+    """One condition's run; ``part`` names a later run that adds questions to an earlier one."""
     off = [] if condition in ("none", "control") or condition in SWITCHES else [condition]
     command = [
         sys.executable, "-m", "bench.mixed_set", "--split", split, "--limit", str(limit), "--resume",
-        "--tag", f"ablation{limit}_{condition}", "--set", f"graph.checks_off={json.dumps(off)}",
+        "--tag", f"ablation{limit}_{condition}{part}", "--set", f"graph.checks_off={json.dumps(off)}",
     ]  # fmt: skip
     for override in SWITCHES.get(condition, ([], ""))[0]:
         command += ["--set", override]
@@ -71,6 +74,20 @@ def run_condition(split: str, limit: int, condition: str, qids: list[str] | None
         command += ["--qids", ",".join(qids)]
     print(f"== {condition} ({'all' if qids is None else len(qids)} questions)", flush=True)
     subprocess.run(command, cwd=ROOT, check=True)
+
+
+def rerun_rows(split: str, limit: int, condition: str) -> dict[str, dict[str, Any]]:
+    """A condition's reruns: its first run and the runs that added questions to it (``_more<n>``)."""
+    found: dict[str, dict[str, Any]] = {}
+    for part in (
+        "",
+        *sorted(
+            p.stem.rsplit("_more", 1)[1]
+            for p in RESULTS.glob(f"{run_name(split, limit, condition)}_more*.json")
+        ),
+    ):
+        found.update(rows(split, limit, condition + (f"_more{part}" if part else "")) or {})
+    return found
 
 
 def rows(split: str, limit: int, condition: str) -> dict[str, dict[str, Any]] | None:
@@ -92,9 +109,10 @@ def with_reruns(
     base: dict[str, dict[str, Any]], rerun: dict[str, dict[str, Any]], qids: list[str]
 ) -> dict[str, dict[str, Any]]:
     """The condition's table: the rerun rows where the check fired, the baseline's everywhere else."""
-    if set(rerun) != set(qids):
-        sys.exit("a rerun does not hold exactly the questions its check fired on: delete it and run again")
-    return {q: rerun.get(q, r) for q, r in base.items()}
+    if not set(qids) <= set(rerun):
+        sys.exit("a rerun lacks questions its check fired on: run the bench without --compare")
+    wanted = set(qids)
+    return {q: rerun[q] if q in wanted else r for q, r in base.items()}
 
 
 def affected_by(base: dict[str, dict[str, Any]], selector: str) -> list[str]:
@@ -196,21 +214,24 @@ def main() -> None:
         plan["control"] = control_qids(base, checks, args.control)
     if not args.compare:
         for condition, qids in plan.items():
-            if qids and rows(args.split, args.limit, condition) is None:
-                run_condition(args.split, args.limit, condition, qids)
+            have = rerun_rows(args.split, args.limit, condition)
+            missing = [q for q in qids if q not in have]
+            if missing:  # a longer --first extends the earlier reruns instead of repeating them
+                run_condition(args.split, args.limit, condition, missing, f"_more{len(have)}" if have else "")
     table: dict[str, Any] = {}
     for check in checks:
         qids = plan[check]
-        rerun = rows(args.split, args.limit, check) if qids else {}
-        if rerun is not None:
+        rerun = rerun_rows(args.split, args.limit, check)
+        if set(qids) <= set(rerun):
             table[check] = {"fired_on": len(qids), **effect(base, with_reruns(base, rerun, qids))}
     switched: dict[str, Any] = {}
     for switch in switches:  # "with" is the switch on; the baseline is the default, off
         qids = plan[switch]
-        rerun = rows(args.split, args.limit, switch) if qids else {}
-        if rerun is not None:
+        rerun = rerun_rows(args.split, args.limit, switch)
+        if set(qids) <= set(rerun):
             switched[switch] = {"reran": len(qids), **effect(with_reruns(base, rerun, qids), base)}
-    again = rows(args.split, args.limit, "control") if plan.get("control") else None
+    control = rerun_rows(args.split, args.limit, "control")
+    again = {q: control[q] for q in plan.get("control", []) if q in control} or None
     report = {
         "split": args.split,
         "questions": len(base),

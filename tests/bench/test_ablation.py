@@ -89,3 +89,22 @@ def test_the_report_reads_as_a_table_of_checks_and_switches() -> None:
     check = {"fired_on": 2, **effect(base, with_reruns(base, {"a": row(False), "b": row(False)}, ["a", "b"]))}
     table = markdown({"checks": {"support": check}, "switches": {}})
     assert "| support (check on) | 2 | 0.500 → 0.000 | 1 / 0 |" in table
+
+
+def test_a_longer_first_extends_the_earlier_reruns_instead_of_repeating_them(tmp_path, monkeypatch) -> None:
+    import json
+
+    import bench.ablation as ablation
+
+    monkeypatch.setattr(ablation, "RESULTS", tmp_path)
+
+    def save(condition: str, qids: str) -> None:
+        results = [{**row(True), "qid": q} for q in qids]
+        (tmp_path / f"{ablation.run_name('report', 100, condition)}.json").write_text(
+            json.dumps({"results": results})
+        )
+
+    save("support", "ab")
+    save("support_more2", "cd")
+    assert sorted(ablation.rerun_rows("report", 100, "support")) == ["a", "b", "c", "d"]
+    assert ablation.rerun_rows("report", 100, "usefulness") == {}
