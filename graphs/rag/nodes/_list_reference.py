@@ -76,7 +76,7 @@ def reference_span(question: str, words: str, items: list[str]) -> str | None:
         return words
     if of_them := _OF_THEM.match(rest):
         return words + of_them.group(0)
-    following = rest.split()[0].strip("?.!,;:") if rest.split() else ""
+    following = rest.split()[0].strip("?.!,;:")  # a word follows: _STANDS_ALONE took blank endings
     if following.lower() in {w.lower() for item in items for w in item.split()}:
         return words + rest[: rest.index(following) + len(following)]
     return None
