@@ -1,6 +1,6 @@
 """The one run loop: a turn of the agent graph as a stream of typed events, traced and compacted.
 
-It owns a turn from end to end: the graph input and run config (``turn_request``), the run, and the typed
+It owns a turn from end to end: the graph input, run config and run context (``turn_request``), the run, and the typed
 ``Answer`` read from the final state (``answer_from_state``). It sees the agent only as a ``TurnHost`` (its
 settings and its two compiled graphs), so nothing here imports the facade that calls it.
 
@@ -43,6 +43,7 @@ from core.answer import Answer, Citation, SupportVerdict
 from core.errors import ConfigError
 from core.settings import QuestionBudget, Settings
 from core.vocabulary import ROUTE_REQUESTS
+from graphs.rag.run_context import RunContext
 
 # Nodes whose model output is the answer text the user reads (the others emit JSON verdicts).
 ANSWER_NODES = frozenset({"generate_answer", "regenerate_answer", "generate_direct"})
@@ -87,8 +88,8 @@ def turn_request(
     budget: QuestionBudget | None = None,
     run_id: str | None = None,
     history: Sequence[BaseMessage] | None = None,
-) -> tuple[dict[str, Any], RunnableConfig]:
-    """The graph input and run config for one turn. ``budget`` replaces the limits it sets in
+) -> tuple[dict[str, Any], RunnableConfig, RunContext]:
+    """The graph input, run config and run context (the caller's groups, validated once) for one turn. ``budget`` replaces the limits it sets in
     ``settings.graph.budget`` for this turn (the HTTP API narrows it to the server's own first:
     ``QuestionBudget.tightened_by``). ``history`` is the conversation so far when the caller keeps it
     (OpenAI-style clients send every message each time); a thread keeps its own, so the two do not mix."""
@@ -98,13 +99,13 @@ def turn_request(
         raise ConfigError(f"route must be one of {', '.join(ROUTE_REQUESTS)}, got {route!r}")
     if groups is not None and (isinstance(groups, str) or not groups or not all(g.strip() for g in groups)):
         raise ConfigError("groups must be a non-empty list of non-empty group names")
-    configurable: dict[str, Any] = {"user_groups": list(groups or settings.user_groups)}
-    if thread_id:
-        configurable["thread_id"] = thread_id
-    if budget is not None:
-        configurable["budget"] = settings.graph.budget.model_copy(
-            update=budget.model_dump(exclude_unset=True)
-        )
+    context = RunContext(
+        user_groups=tuple(groups or settings.user_groups),
+        budget=settings.graph.budget.model_copy(update=budget.model_dump(exclude_unset=True))
+        if budget
+        else None,
+    )
+    configurable: dict[str, Any] = {"thread_id": thread_id} if thread_id else {}
     config: RunnableConfig = {
         "configurable": configurable,
         "run_id": uuid.UUID(hex=run_id) if run_id else uuid.uuid4(),
@@ -114,7 +115,7 @@ def turn_request(
     graph_input: dict[str, Any] = {"question": question, "route_request": route or "auto"}
     if history:
         graph_input["messages"] = list(history)
-    return graph_input, config
+    return graph_input, config, context
 
 
 def answer_from_state(
@@ -199,7 +200,7 @@ def stream_answer(
     run_id = run_id or new_run_id()
     settings = agent.settings
     graph = agent.graph_for(thread_id)  # checkpointed for a thread, stateless otherwise
-    graph_input, config = turn_request(
+    graph_input, config, context = turn_request(
         settings, question, thread_id=thread_id, groups=groups, route=route, budget=budget, run_id=run_id,
         history=history,
     )  # fmt: skip
@@ -218,7 +219,7 @@ def stream_answer(
         final_state: dict[str, Any] = {}
         attempt, current_message_id = 0, None
         chunk: Any  # (mode, chunk) pairs: the chunk's type depends on the mode
-        for mode, chunk in graph.stream(graph_input, config, stream_mode=modes):
+        for mode, chunk in graph.stream(graph_input, config, context=context, stream_mode=modes):
             if mode == "updates":
                 for event in recorder.observe_update(chunk):
                     yield StepUpdate(step=event)

@@ -173,6 +173,9 @@ class QdrantSettings(BaseModel):
     timeout_s: float = Field(10.0, gt=0)
 
 
+QueryTransformName = Literal["auto", "none", "multi_query", "hyde", "step_back", "decompose"]
+
+
 class QuestionBudget(BaseModel):
     """The most one question may spend: wall-clock seconds, LLM calls and LLM tokens (input + output).
 
@@ -218,7 +221,7 @@ class GraphSettings(BaseModel):
     """Bounds of every loop in the agent graph, and its thresholds (issue 4)."""
 
     router: Literal["auto", "local", "llm"] = "auto"
-    query_transform: Literal["auto", "none", "multi_query", "hyde", "step_back", "decompose"] = "auto"
+    query_transform: QueryTransformName = "auto"
     max_ircot_steps: int = Field(3, ge=1, le=10)
     max_support_retries: int = Field(1, ge=0, le=5)
     max_usefulness_retries: int = Field(1, ge=0, le=5)

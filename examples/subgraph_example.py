@@ -7,8 +7,9 @@ optional ``route_request``) and its output schema (``RagOutput``: ``answer``, ``
 
     START → extract_question → ask_ragpilot (the ragpilot graph) → draft_reply → END
 
-The caller's identity travels the LangGraph way, in ``config["configurable"]["user_groups"]``; the
-same ``config`` is handed to the subgraph, so its searches see only what those groups may read.
+The caller's identity travels the LangGraph way, in the run's context
+(``desk.invoke(..., context=RunContext(user_groups=...))``); LangGraph hands the parent's context to
+the subgraph, so its searches see only what those groups may read.
 
 Run it (after ``ragpilot ingest samples/``)::
 
@@ -27,6 +28,7 @@ from typing_extensions import TypedDict
 from core.settings import Settings, load_settings
 from graphs.rag.graph import build_graph
 from graphs.rag.resources import Resources
+from graphs.rag.run_context import RunContext
 
 GREETINGS = ("hi", "hello", "dear", "您好", "你好")
 
@@ -105,7 +107,7 @@ def main(argv: list[str]) -> int:
     resources = Resources(settings)
     try:
         desk = build_support_desk(settings, resources)
-        result = desk.invoke({"ticket": ticket}, {"configurable": {"user_groups": settings.user_groups}})
+        result = desk.invoke({"ticket": ticket}, context=RunContext(user_groups=tuple(settings.user_groups)))
     finally:
         resources.close()
     print(result["reply"])

@@ -47,6 +47,7 @@ from graphs.rag.nodes.transform_query import transform_query
 from graphs.rag.nodes.usefulness_retry import usefulness_retry
 from graphs.rag.nodes.web_search import web_search
 from graphs.rag.resources import Resources
+from graphs.rag.run_context import RunContext
 from graphs.rag.state import RagInput, RagOutput, RagState
 
 # Each node is registered under its function's name (also its file's name and its trace step's name).
@@ -88,7 +89,7 @@ def build_graph(
     pass a ``checkpointer`` to keep threads (see ``graphs.rag.checkpointer.open_checkpointer``)."""
     resources = resources or Resources(settings)
     bounds = settings.graph
-    builder = StateGraph(RagState, input_schema=RagInput, output_schema=RagOutput)
+    builder = StateGraph(RagState, context_schema=RunContext, input_schema=RagInput, output_schema=RagOutput)
     for name, node in NODES.items():
         builder.add_node(name, partial(node, resources=resources))
 

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agent.agent import Agent
 from core.settings import Settings
+from graphs.rag.run_context import RunContext
 from tests.examples.conftest import load_example
 
 subgraph_example = load_example("subgraph_example")
@@ -53,7 +54,7 @@ def test_support_desk_answers_a_ticket_through_the_ragpilot_subgraph(
     desk = subgraph_example.build_support_desk(example_settings, example_agent.resources)
     result = desk.invoke(
         {"ticket": "Hi,\nHow many days of paid sick leave do employees get per year?"},
-        {"configurable": {"user_groups": ["public"]}},
+        context=RunContext(user_groups=("public",)),
     )
     assert result["question"] == "How many days of paid sick leave do employees get per year?"
     assert not result["escalate"]

@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._passages import hits_from_state, hits_to_state
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
+from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState
 
 
 @records_step
-def expand_context(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+def expand_context(
+    state: RagState, config: RunnableConfig, *, resources: Resources, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
     """Expand knowledge-base hits in document order; web hits pass through unchanged."""
-    groups = list(RagConfiguration.from_runnable_config(config, resources.options).user_groups)
+    groups = run_context(runtime, config).groups(resources.options)
     hits = hits_from_state(state.get("hits") or [])
     kb_hits = [h for h in hits if h.origin == "kb"]
     web_hits = [h for h in hits if h.origin == "web"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from core.errors import ProviderUnavailable
-from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._passages import hits_to_state
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
+from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState
 from tools.knowledge_base.records import Hit
 from tools.search import require_groups
@@ -47,9 +48,11 @@ def search_and_rerank(
 
 
 @records_step
-def retrieve(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+def retrieve(
+    state: RagState, config: RunnableConfig, *, resources: Resources, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
     """Run the state's ``queries``; on the iterative route each step keeps fewer hits (they accumulate)."""
-    groups = list(RagConfiguration.from_runnable_config(config, resources.options).user_groups)
+    groups = run_context(runtime, config).groups(resources.options)
     question = state["standalone_question"]
     queries = state.get("queries") or [question]
     top_k = resources.options.search_top_k

@@ -5,18 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from core.errors import ProviderUnavailable
-from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._step import records_step
 from graphs.rag.nodes.retrieve import search_and_rerank
 from graphs.rag.resources import Resources
+from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState
 
 
 def probe_knowledge_base(
-    question: str, config: RunnableConfig, resources: Resources
+    question: str, groups: list[str], resources: Resources
 ) -> tuple[str | None, dict[str, Any]]:
     """One search and rerank, no LLM call: does a passage the caller may read answer ``question`` well
     enough that CRAG would grade it 'correct'? Returns the reason to escalate (None: stay direct) and the
@@ -24,7 +25,6 @@ def probe_knowledge_base(
     reranker = resources.reranker
     if not reranker.calibrated:
         return None, {"skipped": f"reranker '{reranker.name}' has no calibrated scores"}
-    groups = list(RagConfiguration.from_runnable_config(config, resources.options).user_groups)
     try:
         hits, facts = search_and_rerank(resources, [question], question, groups, 1)
     except ProviderUnavailable as exc:
@@ -43,7 +43,9 @@ def probe_knowledge_base(
 
 
 @records_step
-def route_question(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+def route_question(
+    state: RagState, config: RunnableConfig, *, resources: Resources, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
     """Pick the route. A 'direct' verdict escalates to 'single' (Self-RAG's Retrieve decision) when the
     classifier is not confident enough, the question names the user's documents, it asks about a given
     year or the latest facts (the model's memory is no source for those), or it is a follow-up question
@@ -76,7 +78,9 @@ def route_question(state: RagState, config: RunnableConfig, *, resources: Resour
         elif verdict.confidence < bound:
             escalated = f"classifier confidence {verdict.confidence:.2f} below graph.direct_min_confidence {bound:.2f}"
         elif facts.is_question:
-            escalated, probe = probe_knowledge_base(question, config, resources)
+            escalated, probe = probe_knowledge_base(
+                question, run_context(runtime, config).groups(resources.options), resources
+            )
         if escalated:
             route, reason = "single", f"{reason}; escalated from direct: {escalated}"
     decision: dict[str, Any] = {

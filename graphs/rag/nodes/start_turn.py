@@ -7,19 +7,22 @@ from typing import Any, get_args
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from core.errors import ConfigError
-from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._question_facts import question_language, read_question
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
+from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState, RouteRequest, turn_defaults
 
 MAX_QUESTION_CHARS = 4000
 
 
 @records_step
-def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+def start_turn(
+    state: RagState, config: RunnableConfig, *, resources: Resources, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
     """Reset everything that belongs to one turn; ``previous_context`` keeps the last non-empty context,
     ``previous_short_answer`` the last turn's short answer."""
     question = (state.get("question") or "").strip()
@@ -32,7 +35,7 @@ def start_turn(state: RagState, config: RunnableConfig, *, resources: Resources)
     route_request = state.get("route_request") or "auto"
     if route_request not in get_args(RouteRequest):
         raise ConfigError(f"graph input 'route_request' must be one of {', '.join(get_args(RouteRequest))}")
-    budget = RagConfiguration.from_runnable_config(config, resources.options).budget
+    budget = run_context(runtime, config).question_budget(resources.options)
     previous_context = state.get("context") or state.get("previous_context") or []
     previous_short_answer = state.get("short_answer") or ""
     history_messages = len(state.get("messages") or [])

@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from graphs.rag.configuration import RagConfiguration
 from graphs.rag.nodes._llm import ask_structured, ask_text, one_line
 from graphs.rag.nodes._passages import language_name
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
+from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState
 from prompts import load_prompt
 
@@ -40,10 +41,12 @@ def _clean(queries: list[str], question: str, limit: int) -> list[str]:
 
 
 @records_step
-def transform_query(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+def transform_query(
+    state: RagState, config: RunnableConfig, *, resources: Resources, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
     """Set ``queries`` for the first retrieval according to the configured transform."""
     question = state["standalone_question"]
-    transform = RagConfiguration.from_runnable_config(config, resources.options).query_transform
+    transform = run_context(runtime, config).transform(resources.options)
     if transform == "auto":
         transform = "none"
     user = f"Question: {question}\nLanguage: {language_name(state.get('language', 'en'))}"
