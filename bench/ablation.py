@@ -48,6 +48,7 @@ def run_name(split: str, limit: int, condition: str) -> str:
 # Settings switched on, each rerun on the baseline's questions it can change: those of a route, or those
 # a check fired on ("fired:<check>").
 SWITCHES: dict[str, tuple[list[str], str]] = {
+    "regenerate_unsupported": (["graph.regenerate_unsupported=true"], "fired:support"),
     "cite_stated_numbers": (["graph.cite_stated_numbers=true"], "fired:unstated_numbers"),
     "quote_on_rejection": (["graph.quote_on_rejection=true"], "fired:support"),
     "reader_sees_reasoning": (["graph.reader_sees_reasoning=true"], "iterative"),

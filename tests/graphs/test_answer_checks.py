@@ -11,7 +11,8 @@ from graphs.rag.routing import after_support
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
 from tests.graphs.scripts import cite, run_turn, step, support
 
-BOUNDS = GraphSettings(max_support_retries=1, max_usefulness_retries=1)
+BOUNDS = GraphSettings(max_support_retries=1, max_usefulness_retries=1, regenerate_unsupported=True)
+DEFAULTS = GraphSettings()
 
 
 def findings(**changes):
@@ -68,6 +69,20 @@ def test_a_spent_check_that_continues_hands_over_to_the_next_failed_one() -> Non
     assert next_step({"support_retries": 1}, failures, BOUNDS) == "usefulness_retry"
 
 
+def test_by_default_a_rejected_sentence_is_dropped_not_written_again() -> None:
+    # The measured default (graph.regenerate_unsupported off): the failure is recorded, not acted on.
+    failures = failed_checks(**findings(verdicts=["fully", "not"]))
+    assert [f["check"] for f in failures] == ["support"]
+    assert next_step({}, failures, DEFAULTS) is None
+    state = {"failed_checks": failures, "support": [{"verdict": "fully"}, {"verdict": "not"}]}
+    assert after_support(state, DEFAULTS) == "finalize_answer"
+    # ... and an excluded item given again is still written again: only support's action is switched.
+    assert (
+        next_step({}, failed_checks(**findings(repeated_exclusions=["Oslo"])), DEFAULTS)
+        == "regenerate_answer"
+    )
+
+
 def test_a_check_switched_off_is_not_run() -> None:
     found = findings(unmet_constraints=["2019"], verdicts=["not"])
     assert [f["check"] for f in failed_checks(**found, checks_off={"constraints"})] == ["support"]
@@ -98,14 +113,18 @@ def test_switching_the_support_check_off_keeps_the_draft_the_judge_half_rejected
         "check_support": support("fully", "not"),
     }
     on = ScriptedChatModel(replies=dict(replies))
-    graph, _ = make_graph(on, reranker=ScriptedReranker(default=0.9))
+    graph, _ = make_graph(on, reranker=ScriptedReranker(default=0.9), graph={"regenerate_unsupported": True})
     checked = run_turn(graph, QUESTION, route="single")
     assert on.prompts_called().count("generate_answer_strict") == 1  # the support check asked again
     first, second = [s["decision"] for s in checked["steps"] if s["node"] == "check_support"]
     assert [f["check"] for f in first["failed_checks"]] == ["support"] and second["failed_checks"] == []
 
     off = ScriptedChatModel(replies=dict(replies))
-    graph, _ = make_graph(off, reranker=ScriptedReranker(default=0.9), graph={"checks_off": ["support"]})
+    graph, _ = make_graph(
+        off,
+        reranker=ScriptedReranker(default=0.9),
+        graph={"checks_off": ["support"], "regenerate_unsupported": True},
+    )
     unchecked = run_turn(graph, QUESTION, route="single")
     assert off.prompts_called().count("generate_answer_strict") == 0
     assert step(unchecked, "check_support")["checks_off"] == ["support"]

@@ -51,7 +51,7 @@ def test_out_of_time_after_every_sentence_was_judged_unsupported_the_turn_refuse
     from tests.graphs.scripts import support
 
     llm = ScriptedChatModel(replies={"generate_answer": ANSWER, "check_support": support("not")})
-    graph, _ = make_graph(llm)
+    graph, _ = make_graph(llm, graph={"regenerate_unsupported": True})  # the next step would rewrite it
     state = run_turn(graph, QUESTION, route="single", budget={"llm_calls": 2})  # the answer, the judge
 
     assert step(state, "stop_on_budget")["then"] == "refuse"  # not an empty "answer" with nothing kept

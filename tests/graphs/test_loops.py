@@ -52,7 +52,11 @@ def test_unsupported_answers_are_regenerated_up_to_the_bound_then_never_passed_o
     llm = ScriptedChatModel(
         replies={"generate_answer": ANSWER, "generate_answer_strict": ANSWER, "check_support": support("not")}
     )
-    graph, _ = make_graph(llm, reranker=ScriptedReranker(default=0.9), graph={"max_support_retries": bound})
+    graph, _ = make_graph(
+        llm,
+        reranker=ScriptedReranker(default=0.9),
+        graph={"max_support_retries": bound, "regenerate_unsupported": True},
+    )
     state = run_turn(graph, QUESTION, route="single")
     assert state["support_retries"] == bound
     assert llm.prompts_called().count("generate_answer_strict") == bound

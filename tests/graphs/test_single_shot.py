@@ -242,7 +242,9 @@ def test_a_rejected_sentence_is_restored_only_by_a_verbatim_copy_stating_its_ans
             "quote_evidence": copy_of("25 days", reword=reword),
         }
     )
-    graph, _ = make_graph(llm, reranker=reranker, graph={"quote_on_rejection": True})
+    graph, _ = make_graph(
+        llm, reranker=reranker, graph={"quote_on_rejection": True, "regenerate_unsupported": True}
+    )
     state = run_turn(graph, QUESTION, route="single")
     first = [s["decision"] for s in state["steps"] if s["node"] == "check_support"][0]
     assert (first["quote_check"]["fault"] is None) is restored
