@@ -5,8 +5,8 @@ must not drop when chunking, embedding, rerank thresholds, prompts or checks cha
   slices: SciFact test (60 seeded queries, their judged abstracts and 540 seeded other abstracts;
   English, science) and CMRC 2018 trial (60 seeded questions over all 256 paragraphs; Chinese).
 - **Answers**: outcome accuracy on a small mixed set (``agent/eval/mixed_set.py``: answerable and
-  unanswerable questions, English and Chinese, single- and multi-hop; the first questions of its
-  *calibration* split, never the report split) and faithfulness: the share of the sentences shown in
+  unanswerable questions, English and Chinese, single- and multi-hop; only questions of the full
+  set's *calibration* split, never of its report split) and faithfulness: the share of the sentences shown in
   answers that the support check found fully supported.
 
 The figures to hold are stored beside the gate's test (``tests/quality/baseline.json``) with their
@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.eval.beir_from_qa import derive_beir_set
+from agent.eval.datasets import QADataset
 
 SLICE_QUERIES = 60
 SCIFACT_DISTRACTORS = 540
@@ -103,13 +104,23 @@ def measure_retrieval(shared_data: Path, work_dir: Path) -> dict[str, RetrievalF
     return figures
 
 
-def measure_answers(shared_data: Path, work_dir: Path) -> AnswerFigures:
-    """The gate's answer figures: the small mixed set's first calibration questions through the agent."""
+def gate_questions(shared_data: Path) -> QADataset:
+    """The gate's questions: those of the small mixed set that the full set (``bench.mixed_set``) puts
+    in its calibration split, interleaved by source. The split is drawn per set, so the small set's own
+    calibration split held 9 of the full set's report questions; the gate must not see those."""
     from agent.eval.mixed_set import build_mixed_set, select_split
+
+    calibration = {e.qid for e in build_mixed_set(shared_data, seed=0).examples if e.split == "calibration"}
+    mixed = build_mixed_set(shared_data, seed=0, sizes=ANSWER_SLICE_SIZES)
+    mixed = mixed.model_copy(update={"examples": [e for e in mixed.examples if e.qid in calibration]})
+    return select_split(mixed, "all", limit=ANSWER_QUESTIONS)
+
+
+def measure_answers(shared_data: Path, work_dir: Path) -> AnswerFigures:
+    """The gate's answer figures: ``gate_questions`` through the agent."""
     from agent.eval.qa import QAEvalConfig, qa_settings, run_qa_eval
 
-    mixed = build_mixed_set(shared_data, seed=0, sizes=ANSWER_SLICE_SIZES)
-    gate_set = select_split(mixed, "calibration", limit=ANSWER_QUESTIONS)
+    gate_set = gate_questions(shared_data)
     path = work_dir / "answer_gate_set.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(gate_set.model_dump_json(), encoding="utf-8")

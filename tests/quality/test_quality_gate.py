@@ -12,7 +12,14 @@ from typing import Any
 
 import pytest
 
-from agent.eval.quality_gate import compare, measure_answers, measure_retrieval
+from agent.eval.mixed_set import build_mixed_set
+from agent.eval.quality_gate import (
+    ANSWER_QUESTIONS,
+    compare,
+    gate_questions,
+    measure_answers,
+    measure_retrieval,
+)
 from tests.conftest import SHARED_DATA
 
 BASELINE = json.loads((Path(__file__).parent / "baseline.json").read_text(encoding="utf-8"))
@@ -61,3 +68,14 @@ def test_the_gate_fails_on_a_drop_beyond_its_tolerance() -> None:
     assert _only(failures, (f"{name} recall@5",)) and _only(failures, ("faithfulness",))
     assert _only(failures, ("outcome accuracy",))
     assert compare({"retrieval": BASELINE["retrieval"], "answers": BASELINE["answers"]}, BASELINE) == []
+
+
+def test_the_gate_asks_only_questions_of_the_calibration_split() -> None:
+    """The headline is reported on the full mixed set's report split; the gate never sees one of those."""
+    report = {e.qid for e in build_mixed_set(SHARED_DATA, seed=0).examples if e.split == "report"}
+
+    asked = gate_questions(SHARED_DATA).examples
+
+    assert len(asked) == ANSWER_QUESTIONS
+    assert not {e.qid for e in asked} & report
+    assert any(not e.answerable for e in asked) and any(e.language == "zh" for e in asked)
