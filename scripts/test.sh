@@ -20,4 +20,4 @@ fi
 .venv/bin/ruff check core agent graphs tools prompts tests bench examples scripts
 .venv/bin/lint-imports  # the layers point one way: [tool.importlinter] in pyproject.toml
 .venv/bin/python -m mypy  # [tool.mypy] packages in pyproject.toml
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q --durations=40 "$@"  # the slowest tests, to keep the command near ~30 min
