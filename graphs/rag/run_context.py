@@ -39,8 +39,6 @@ class RunContext(BaseModel):
     @classmethod
     def parse(cls, values: Mapping[str, Any], where: str = "context") -> RunContext:
         """``values`` validated; ConfigError naming the field (``<where>.budget.llm_calls``) when not."""
-        if isinstance(values.get("user_groups"), str):  # a lone string is not a list of one group
-            raise ConfigError(f"{where}.user_groups must be a list of group names")
         try:
             return cls.model_validate(dict(values))
         except ValidationError as exc:
