@@ -31,12 +31,16 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ragpilot-gate-") as tmp:
-        measured = {
-            "retrieval": {k: v.model_dump() for k, v in measure_retrieval(DATA, Path(tmp)).items()},
-            "answers": measure_answers(DATA, Path(tmp)).model_dump(),
-        }
+        retrieval = {k: v.model_dump() for k, v in measure_retrieval(DATA, Path(tmp)).items()}
+        retrieval_done = time.perf_counter()
+        measured = {"retrieval": retrieval, "answers": measure_answers(DATA, Path(tmp)).model_dump()}
+    finished = time.perf_counter()
     print(json.dumps(measured, indent=1))
-    print(f"measured in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    print(
+        f"measured in {finished - started:.0f} s (retrieval {retrieval_done - started:.0f} s, "
+        f"answers {finished - retrieval_done:.0f} s)",
+        file=sys.stderr,
+    )
     if args.record:
         tolerance = json.loads(BASELINE.read_text())["tolerance"] if BASELINE.is_file() else DEFAULT_TOLERANCE
         BASELINE.parent.mkdir(parents=True, exist_ok=True)

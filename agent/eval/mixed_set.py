@@ -44,6 +44,11 @@ def _aliases(example: QAExample) -> list[str]:
     return [alias for group in example.answers for alias in group]
 
 
+def states_answer(text: str, example: QAExample) -> bool:
+    """Whether ``text`` states one of the example's gold answers (case-folded substring)."""
+    return _states(text, _aliases(example))
+
+
 def _specific(example: QAExample) -> bool:
     shortest = 2 if example.language == "zh" else 4
     return all(len(alias.strip()) >= shortest for alias in _aliases(example))

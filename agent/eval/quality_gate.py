@@ -7,7 +7,10 @@ must not drop when chunking, embedding, rerank thresholds, prompts or checks cha
 - **Answers**: outcome accuracy on a small mixed set (``agent/eval/mixed_set.py``: answerable and
   unanswerable questions, English and Chinese, single- and multi-hop; only questions of the full
   set's *calibration* split, never of its report split) and faithfulness: the share of the sentences shown in
-  answers that the support check found fully supported.
+  answers that the support check found fully supported. The knowledge base is the small set's passages
+  nearest each question by BM25 (the distractors a retriever would meet, same-article paragraphs
+  included) plus what the answerable ones need: ~200 passages instead of 960, so the gate's indexing
+  takes seconds while the questions stay as hard.
 
 The figures to hold are stored beside the gate's test (``tests/quality/baseline.json``) with their
 tolerance; ``python -m bench.quality_gate --record`` measures and rewrites them (a deliberate act, in
@@ -25,13 +28,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.eval.beir_from_qa import derive_beir_set
-from agent.eval.datasets import QADataset
+from agent.eval.datasets import QADataset, QAPassage
 
 SLICE_QUERIES = 60
 SCIFACT_DISTRACTORS = 540
 GATE_METRICS = ("recall@5", "ndcg@10")
 ANSWER_SLICE_SIZES = {"squad": 10, "cmrc": 12, "hotpotqa": 24, "rgb": 16}
 ANSWER_QUESTIONS = 16
+NEAREST_PASSAGES_PER_QUESTION = 12
 
 
 class RetrievalFigures(BaseModel):
@@ -113,7 +117,32 @@ def gate_questions(shared_data: Path) -> QADataset:
     calibration = {e.qid for e in build_mixed_set(shared_data, seed=0).examples if e.split == "calibration"}
     mixed = build_mixed_set(shared_data, seed=0, sizes=ANSWER_SLICE_SIZES)
     mixed = mixed.model_copy(update={"examples": [e for e in mixed.examples if e.qid in calibration]})
-    return select_split(mixed, "all", limit=ANSWER_QUESTIONS)
+    asked = select_split(mixed, "all", limit=ANSWER_QUESTIONS)
+    return asked.model_copy(update={"passages": gate_passages(asked)})
+
+
+def gate_passages(asked: QADataset) -> list[QAPassage]:
+    """The passages the gate indexes: for each question, the ``NEAREST_PASSAGES_PER_QUESTION`` passages
+    BM25 ranks first for it, plus every passage an answerable question needs (the ones stating its
+    answer and, for multi-hop, both supporting paragraphs). An unanswerable question's answer-bearing
+    passages were removed from the set already, so none comes back."""
+    from rank_bm25 import BM25Okapi
+
+    from agent.eval.mixed_set import states_answer
+    from tools.knowledge_base.sparse import tokenize
+
+    passages = asked.passages
+    bm25 = BM25Okapi([tokenize(f"{p.title} {p.text}") or ["\u2205"] for p in passages])
+    keep: set[int] = set()
+    for example in asked.examples:
+        scores = bm25.get_scores(tokenize(example.question))
+        keep.update(sorted(range(len(passages)), key=lambda i: -scores[i])[:NEAREST_PASSAGES_PER_QUESTION])
+        if example.answerable:
+            keep.update(
+                i for i, p in enumerate(passages)
+                if p.title in example.gold_titles or states_answer(p.text, example)
+            )  # fmt: skip
+    return [p for i, p in enumerate(passages) if i in keep]
 
 
 def measure_answers(shared_data: Path, work_dir: Path) -> AnswerFigures:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent.eval.mixed_set import build_mixed_set
+from agent.eval.mixed_set import build_mixed_set, states_answer
 from agent.eval.quality_gate import (
     ANSWER_QUESTIONS,
     compare,
@@ -79,3 +79,17 @@ def test_the_gate_asks_only_questions_of_the_calibration_split() -> None:
     assert len(asked) == ANSWER_QUESTIONS
     assert not {e.qid for e in asked} & report
     assert any(not e.answerable for e in asked) and any(e.language == "zh" for e in asked)
+
+
+def test_the_gate_knowledge_base_holds_every_answer_it_should_and_none_it_should_not() -> None:
+    """The gate indexes a few hundred passages, not the small set's thousand: each answerable question
+    keeps the passages stating its answer (both hops for multi-hop), each unanswerable one stays so."""
+    asked = gate_questions(SHARED_DATA)
+    titles = {p.title for p in asked.passages}
+
+    assert len(asked.passages) < 300
+    for example in asked.examples:
+        stated = any(states_answer(p.text, example) for p in asked.passages)
+        assert stated == example.answerable, example.qid
+        if example.answerable:
+            assert set(example.gold_titles) <= titles, example.qid
