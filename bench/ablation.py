@@ -159,6 +159,12 @@ def effect(base: dict[str, dict[str, Any]], off: dict[str, dict[str, Any]]) -> d
         "answerable_refused_without": share(off, lambda r: r["answerable"] and r["refused"]),
         "unanswerable_answered_with": share(base, lambda r: not r["answerable"] and not r["refused"]),
         "unanswerable_answered_without": share(off, lambda r: not r["answerable"] and not r["refused"]),
+        # One point of each risk–coverage curve: how many questions were answered, how many of those
+        # answers were wrong (a wrong answer to an answerable question, or any answer to an unanswerable one).
+        "answered_with": share(base, lambda r: not r["refused"]),
+        "answered_without": share(off, lambda r: not r["refused"]),
+        "wrong_answers_with": share(base, lambda r: not r["refused"] and not r["outcome_correct"]),
+        "wrong_answers_without": share(off, lambda r: not r["refused"] and not r["outcome_correct"]),
         "llm_calls_with": round(sum(base[q]["llm_calls"] for q in shared) / len(shared), 2),
         "llm_calls_without": round(sum(off[q]["llm_calls"] for q in shared) / len(shared), 2),
         "won": won,
@@ -166,12 +172,21 @@ def effect(base: dict[str, dict[str, Any]], off: dict[str, dict[str, Any]]) -> d
     }
 
 
+def _risk(e: dict[str, Any], side: str) -> str:
+    """'wrong/answered (risk)' for one side of a condition; '—' for a report saved before these counts."""
+    answered, wrong = e.get(f"answered_{side}"), e.get(f"wrong_answers_{side}")
+    if answered is None or wrong is None:
+        return "—"
+    return f"{wrong}/{answered} ({wrong / answered:.2f})" if answered else "0/0"
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The report as the table docs/benchmarks.md and the closing note show."""
     lines = [
         "| condition | reran | outcome with → without | won / lost | McNemar p | answerable refused "
-        "with → without | unanswerable answered with → without | LLM calls with → without |",
-        "|---|---|---|---|---|---|---|---|",
+        "with → without | unanswerable answered with → without | wrong answers / answered with → without "
+        "| LLM calls with → without |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for kind, table, reran in (
         ("check on", report["checks"], "fired_on"),
@@ -183,6 +198,7 @@ def markdown(report: dict[str, Any]) -> str:
                 f"{e['won_by_the_check']} / {e['lost_to_the_check']} | {e['mcnemar_p']} | "
                 f"{e['answerable_refused_with']} → {e['answerable_refused_without']} | "
                 f"{e['unanswerable_answered_with']} → {e['unanswerable_answered_without']} | "
+                f"{_risk(e, 'with')} → {_risk(e, 'without')} | "
                 f"{e['llm_calls_with']} → {e['llm_calls_without']} |"
             )
     return "\n".join(lines)

@@ -26,6 +26,17 @@ def test_a_check_wins_what_is_right_only_with_it_and_loses_what_is_right_only_wi
     assert found["mcnemar_p"] == 1.0  # 2 against 1 is no evidence either way
 
 
+def test_a_check_that_turns_wrong_answers_into_refusals_lowers_the_risk_of_what_is_answered() -> None:
+    """Outcome accuracy cannot see this trade (a wrong answer and a wrong refusal both count zero); the
+    risk–coverage point can: fewer answers, and fewer of them wrong."""
+    with_check = {"a": row(True), "b": row(False, refused=True), "c": row(False, answerable=False, refused=True)}
+    without = {"a": row(True), "b": row(False), "c": row(False, answerable=False)}
+    found = effect(with_check, without)
+    assert found["outcome_with_check"] == found["outcome_without"] == pytest.approx(1 / 3, abs=1e-3)
+    assert (found["answered_with"], found["wrong_answers_with"]) == (1, 0)
+    assert (found["answered_without"], found["wrong_answers_without"]) == (3, 2)
+
+
 def test_a_check_that_changes_nothing_has_no_effect() -> None:
     same = {q: row(q in "ab") for q in "abcd"}
     found = effect(same, dict(same))
@@ -89,6 +100,7 @@ def test_the_report_reads_as_a_table_of_checks_and_switches() -> None:
     check = {"fired_on": 2, **effect(base, with_reruns(base, {"a": row(False), "b": row(False)}, ["a", "b"]))}
     table = markdown({"checks": {"support": check}, "switches": {}})
     assert "| support (check on) | 2 | 0.500 → 0.000 | 1 / 0 |" in table
+    assert "| 1/2 (0.50) → 2/2 (1.00) |" in table  # wrong answers / answered, with → without
 
 
 def test_a_longer_first_extends_the_earlier_reruns_instead_of_repeating_them(tmp_path, monkeypatch) -> None:
