@@ -29,7 +29,11 @@ def test_a_check_wins_what_is_right_only_with_it_and_loses_what_is_right_only_wi
 def test_a_check_that_turns_wrong_answers_into_refusals_lowers_the_risk_of_what_is_answered() -> None:
     """Outcome accuracy cannot see this trade (a wrong answer and a wrong refusal both count zero); the
     risk–coverage point can: fewer answers, and fewer of them wrong."""
-    with_check = {"a": row(True), "b": row(False, refused=True), "c": row(False, answerable=False, refused=True)}
+    with_check = {
+        "a": row(True),
+        "b": row(False, refused=True),
+        "c": row(False, answerable=False, refused=True),
+    }
     without = {"a": row(True), "b": row(False), "c": row(False, answerable=False)}
     found = effect(with_check, without)
     assert found["outcome_with_check"] == found["outcome_without"] == pytest.approx(1 / 3, abs=1e-3)
