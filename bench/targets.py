@@ -1,4 +1,4 @@
-"""Issue 11's target table, read from the runs saved in ``bench/results`` (nothing is run here).
+"""The target table (issue 22's, which kept issue 11's floors and added refusal ceilings), read from the runs saved in ``bench/results`` (nothing is run here).
 
 Each row names the file it reads: a run still under way (or interrupted) from its ``.partial.jsonl``,
 and the row says how many of its questions are in; a finished run from its JSON. Saves
@@ -35,7 +35,9 @@ class Target:
 TARGETS = [
     Target("HotpotQA first 100, `--route auto`: short-answer F1", "hotpot_auto", 100, "f1", 0.45),
     Target("HotpotQA first 100, `--route auto`: answer contained", "hotpot_auto", 100, "contained", 0.50),
+    Target("HotpotQA first 100, `--route auto`: refused", "hotpot_auto", 100, "refused", 0.15, at_most=True),
     Target("SQuAD dev 200 (seed 0): F1", "squad", 200, "f1", 0.70),
+    Target("SQuAD dev 200 (seed 0): refused", "squad", 200, "refused", 0.08, at_most=True),
     Target("CMRC 2018 trial 200 (seed 0): char-F1", "cmrc", 199, "f1", 0.65),
     Target("RGB zh_refine first 100, negatives: rejection", "rgb_negative", 100, "refused", 0.60),
     Target("RGB zh_refine first 100, positives + noise: accuracy", "rgb_noise", 100, "contained", 0.92),

@@ -33,8 +33,10 @@ def test_a_finished_run_is_met_or_missed_and_a_run_under_way_is_partial(results:
         "\n".join(json.dumps(qa_row(0.0, refused=i < 7)) for i in range(10)) + "\n"
     )
     rows = targets.table(None)
-    squad = by_run(rows, "SQuAD")
+    squad = by_run(rows, "SQuAD dev 200 (seed 0): F1")
     assert (squad["value"], squad["questions"], squad["status"]) == (0.75, 200, "met")
+    refusals = by_run(rows, "SQuAD dev 200 (seed 0): refused")  # a ceiling: none refused meets it
+    assert (refusals["value"], refusals["status"]) == (0.0, "met")
     negatives = by_run(rows, "RGB zh_refine first 100, negatives")
     assert (negatives["value"], negatives["questions"], negatives["status"]) == (0.7, 10, "partial")
     assert by_run(rows, "CMRC")["source"] is None
