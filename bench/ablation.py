@@ -53,6 +53,7 @@ SWITCHES: dict[str, tuple[list[str], str]] = {
     "quote_on_rejection": (["graph.quote_on_rejection=true"], "fired:support"),
     "reader_sees_reasoning": (["graph.reader_sees_reasoning=true"], "iterative"),
     "ircot_trusts_answer_found": (["graph.ircot_trusts_answer_found=true"], "iterative"),
+    "answer_from_reasoning": (["graph.answer_from_reasoning=true"], "iterative"),
     "reader_and_trust": (
         ["graph.reader_sees_reasoning=true", "graph.ircot_trusts_answer_found=true"],
         "iterative",

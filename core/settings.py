@@ -267,6 +267,12 @@ class GraphSettings(BaseModel):
         description="a draft sentence whose number its cited passages do not state also cites the "
         "passage that does (when that passage holds a third of its words) before it is judged",
     )
+    answer_from_reasoning: bool = Field(
+        False,
+        description="on the iterative route, when the reader says NOT_FOUND but IRCoT's last reasoning "
+        "sentence states an answer that a passage states word for word, the reasoning is the draft "
+        "(then judged like any other)",
+    )
     ircot_trusts_answer_found: bool = Field(
         False,
         description="IRCoT stops when the model says its reasoning holds the answer, instead of only "

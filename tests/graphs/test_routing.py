@@ -196,6 +196,39 @@ def test_the_reader_sees_the_reasoning_only_when_told_and_only_as_notes(make_gra
     assert step(state, "generate_answer")["reasoning_notes"] == 2
 
 
+def test_a_not_found_reader_on_the_iterative_route_is_answered_from_the_reasoning_only_when_told(
+    make_graph,
+) -> None:
+    def run(**graph_settings: bool) -> dict:
+        thoughts = iter(
+            [
+                '{"thought": "The Aurora project is led by Maria Chen.", "answer_found": false}',
+                '{"thought": "Maria Chen was born in Lisbon. So the answer is: Lisbon.", "answer_found": true}',
+            ]
+        )
+        llm = ScriptedChatModel(
+            replies={
+                "ircot_reason": lambda messages: next(thoughts),
+                "generate_answer": "NOT_FOUND",  # the small reader's usual failure on a bridge question
+                "check_support": ALL_FULLY,
+                "rewrite_query": "Where was Maria Chen born?",
+            }
+        )
+        graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"), graph=graph_settings)
+        return run_turn(graph, "Where was the leader of the Aurora project born?")
+
+    refused = run()
+    assert refused["refused"] and "usefulness_retry" in nodes_run(refused)
+
+    answered = run(answer_from_reasoning=True)
+    assert not answered["refused"] and "usefulness_retry" not in nodes_run(answered)
+    assert "So the answer is: Lisbon." in answered["answer"]
+    drafted = step(answered, "generate_answer")
+    assert drafted["reader_said_not_found"] and drafted["drafted_from_reasoning"] >= 1
+    # The bridge sentence cites the passage naming the lead, the answer the one stating her birthplace.
+    assert [c["chunk_id"] for c in answered["citations"]] == ["projects::c0", "projects::c1"]
+
+
 def test_a_forced_route_overrides_the_classifier(make_graph) -> None:
     llm = ScriptedChatModel(replies={"generate_direct": "4"})
     graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"))

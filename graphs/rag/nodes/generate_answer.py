@@ -17,6 +17,7 @@ from graphs.rag.nodes._citations import (
 from graphs.rag.nodes._constraints import cite_passages_stating_numbers
 from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._passages import format_passages, language_name, neutralise_delimiters
+from graphs.rag.nodes._reasoning_answer import draft_from_reasoning
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -102,5 +103,19 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         },
         cite_stated_numbers=resources.options.graph.cite_stated_numbers,
     )
+    if update["generator_refused"] and _reads_reasoning(state, resources):
+        context = {p["n"]: p["text"] for p in state.get("context") or []}
+        drafted = draft_from_reasoning(state.get("reasoning") or [], context)
+        if drafted is not None:
+            update = draft_update(
+                drafted[0],
+                state,
+                {"reader_said_not_found": True, "drafted_from_reasoning": drafted[1]},
+                cite_stated_numbers=resources.options.graph.cite_stated_numbers,
+            )
     update["strict_generation"] = False
     return update
+
+
+def _reads_reasoning(state: RagState, resources: Resources) -> bool:
+    return resources.options.graph.answer_from_reasoning and state.get("route") == "iterative"

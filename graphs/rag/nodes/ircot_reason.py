@@ -13,7 +13,6 @@ same nationality", from wandering on).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -21,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import format_passages, hits_from_state, language_name, passage_from_hit
+from graphs.rag.nodes._reasoning_answer import STATES_ANSWER
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -29,7 +29,6 @@ from prompts import load_prompt
 IRCOT_PASSAGES = 8
 IRCOT_PASSAGE_CHARS = 2400  # shared by the passages shown at one step (the local model has 4k tokens)
 THOUGHT_MAX_CHARS = 400
-_STATES_ANSWER = re.compile(r"\banswer is\b|答案是|答案为", re.IGNORECASE)
 
 
 class ReasoningStep(BaseModel):
@@ -63,7 +62,7 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
         return {"ircot_steps": counter, "reasoning_done": True, "decision": decision}
     thought = " ".join(step.thought.split())[:THOUGHT_MAX_CHARS]
     repeated = thought.lower() in {r.lower() for r in reasoning}
-    states_answer = bool(_STATES_ANSWER.search(thought))
+    states_answer = bool(STATES_ANSWER.search(thought))
     trusted = step.answer_found and resources.options.graph.ircot_trusts_answer_found
     done = states_answer or trusted or not thought or repeated
     decision.update(thought=thought, answer_found=step.answer_found, states_answer=states_answer)
