@@ -216,6 +216,12 @@ def main() -> None:
     parser.add_argument(
         "--first", type=int, default=None, help="rerun and compare on the baseline's first N questions only"
     )
+    parser.add_argument(
+        "--default-since", default="", type=lambda v: [c for c in v.split(",") if c],
+        help="comma-separated conditions made the default after the baseline ran: their reruns replace "
+        "the baseline's rows before anything is compared (e.g. support: regeneration off since session 14); "
+        "fair only for reruns made under the new default",
+    )  # fmt: skip
     args = parser.parse_args()
     checks: list[str] = [c for c in ANSWER_CHECK_NAMES if not args.only or c in args.only.split(",")]
     if not args.compare and rows(args.split, args.limit, "none") is None:
@@ -224,6 +230,8 @@ def main() -> None:
     if whole is None:
         sys.exit("the baseline run (every check on) has not finished")
     base = dict(list(whole.items())[: args.first])  # run order: the first N questions
+    for condition in args.default_since:  # a condition made the default after the baseline was run
+        base = with_reruns(base, rerun_rows(args.split, args.limit, condition), fired_on(base, condition))
     switches = [w for w in SWITCHES if args.switches and (not args.only or w in args.only.split(","))]
     # Switches first: a candidate default is decided on them; the checks' figures can come later.
     plan: dict[str, list[str]] = {w: affected_by(base, SWITCHES[w][1]) for w in switches}
