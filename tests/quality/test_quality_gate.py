@@ -23,6 +23,9 @@ from agent.eval.quality_gate import (
 from tests.conftest import SHARED_DATA
 
 BASELINE = json.loads((Path(__file__).parent / "baseline.json").read_text(encoding="utf-8"))
+# The measuring fixtures run inside their first test's timeout: 16 questions through the local model
+# took 457 s alone on this machine and over 600 s (the suite's default) in a fresh clone on a slower day.
+GATE_TIMEOUT_S = 1500
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +43,14 @@ def _only(failures: list[str], prefix: tuple[str, ...]) -> list[str]:
     return [f for f in failures if f.startswith(prefix)]
 
 
+@pytest.mark.timeout(GATE_TIMEOUT_S)
 def test_retrieval_holds_recall_at_5_and_ndcg_at_10(retrieval: dict[str, Any]) -> None:
     failures = compare({"retrieval": retrieval, "answers": BASELINE["answers"]}, BASELINE)
     assert not failures, f"retrieval fell below the baseline: {failures}; measured {retrieval}"
 
 
 @pytest.mark.llm
+@pytest.mark.timeout(GATE_TIMEOUT_S)
 def test_answers_hold_outcome_accuracy_and_faithfulness(answers: dict[str, Any]) -> None:
     failures = compare({"retrieval": BASELINE["retrieval"], "answers": answers}, BASELINE)
     lost = [
