@@ -1,4 +1,5 @@
-"""The target table (issue 22's, which kept issue 11's floors and added refusal ceilings), read from the runs saved in ``bench/results`` (nothing is run here).
+"""The target table (issue 22's: issue 11's floors and its refusal ceilings), read from the runs saved
+in ``bench/results`` (nothing is run here).
 
 Each row names the file it reads: a run still under way (or interrupted) from its ``.partial.jsonl``,
 and the row says how many of its questions are in; a finished run from its JSON. Saves

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-STATES_ANSWER = re.compile(r"\banswer is\b|答案是|答案为", re.IGNORECASE)
-_STATED = re.compile(r"(?:\banswer is\b|答案是|答案为)\s*[:：]?\s*(?P<answer>.+)$", re.IGNORECASE | re.DOTALL)
+_ANSWER_MARKER = r"\banswer is\b|答案是|答案为"
+STATES_ANSWER = re.compile(_ANSWER_MARKER, re.IGNORECASE)
+_STATED = re.compile(rf"(?:{_ANSWER_MARKER})\s*[:：]?\s*(?P<answer>.+)$", re.IGNORECASE | re.DOTALL)
 _EDGES = " \t\n\"'“”‘’「」《》.,;:!?。，；：！？"
 _YES_NO = {"yes", "no", "是", "否", "不是", "是的", "不", "没有", "有"}
 MAX_ANSWER_CHARS = 80
