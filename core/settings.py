@@ -273,6 +273,12 @@ class GraphSettings(BaseModel):
         "sentence states an answer that a passage states word for word, the reasoning is the draft "
         "(then judged like any other)",
     )
+    ircot_structured_steps: bool = Field(
+        False,
+        description="each IRCoT step returns three fields — a new fact, the answer once settled, the next "
+        "search for the missing fact — instead of one free reasoning sentence that is also the query "
+        "(the 1.5B model's sentences restated the question and repeated themselves)",
+    )
     yes_no_answer_first: bool = Field(
         False,
         description="a question answered by yes or no (read once by the question stage) gets one more "

@@ -164,6 +164,35 @@ def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None
     assert [c["chunk_id"] for c in state["citations"]] == ["projects::c1"]
 
 
+def test_structured_ircot_searches_for_the_missing_fact_and_keeps_facts_as_reasoning(make_graph) -> None:
+    steps = iter(
+        [
+            '{"fact": "The Aurora project is led by Maria Chen.", "answer": "", "next_search": "Maria Chen birthplace"}',
+            '{"fact": "Maria Chen was born in Lisbon.", "answer": "Lisbon", "next_search": ""}',
+        ]
+    )
+    llm = ScriptedChatModel(
+        replies={
+            "ircot_step": lambda messages: next(steps),
+            "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
+            "check_support": ALL_FULLY,
+        }
+    )
+    graph, _ = make_graph(
+        llm, classifier=FixedClassifier("iterative"), graph={"ircot_structured_steps": True}
+    )
+    state = run_turn(graph, "Where was the leader of the Aurora project born?")
+    assert state["queries_issued"][1] == "Maria Chen birthplace"  # the search, not the note
+    assert state["reasoning"] == [
+        "The Aurora project is led by Maria Chen.",
+        "Maria Chen was born in Lisbon.",
+        "So the answer is: Lisbon",
+    ]
+    second = [c for name, c in llm.calls if name == "ircot_step"][1][-1].text
+    assert "- The Aurora project is led by Maria Chen." in second and "- Maria Chen birthplace" in second
+    assert [c["chunk_id"] for c in state["citations"]] == ["projects::c1"]
+
+
 def test_ircot_goes_on_until_the_answer_is_stated_not_when_the_model_only_claims_it(make_graph) -> None:
     # The small model often claims the answer after the first hop of a bridge question.
     state, _ = run_aurora_question(make_graph, first_step_claims_answer=True)
