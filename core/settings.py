@@ -275,9 +275,9 @@ class GraphSettings(BaseModel):
     )
     ircot_structured_steps: bool = Field(
         False,
-        description="each IRCoT step returns three fields — a new fact, the answer once settled, the next "
-        "search for the missing fact — instead of one free reasoning sentence that is also the query "
-        "(the 1.5B model's sentences restated the question and repeated themselves)",
+        description="each IRCoT step returns two fields — a new fact and the next search for the missing "
+        "fact — instead of one free reasoning sentence that is also the query (the 1.5B model's "
+        "sentences restated the question and repeated themselves)",
     )
     yes_no_answer_first: bool = Field(
         False,

@@ -167,13 +167,13 @@ def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None
 def test_structured_ircot_searches_for_the_missing_fact_and_keeps_facts_as_reasoning(make_graph) -> None:
     steps = iter(
         [
-            '{"fact": "The Aurora project is led by Maria Chen.", "answer": "", "next_search": "Maria Chen birthplace"}',
-            '{"fact": "Maria Chen was born in Lisbon.", "answer": "Lisbon", "next_search": ""}',
+            '{"fact": "The Aurora project is led by Maria Chen.", "next_search": "Maria Chen birthplace"}',
+            '{"fact": "Maria Chen was born in Lisbon.", "next_search": ""}',
         ]
     )
     llm = ScriptedChatModel(
         replies={
-            "ircot_step": lambda messages: next(steps),
+            "ircot_search_step": lambda messages: next(steps),
             "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
             "check_support": ALL_FULLY,
         }
@@ -186,9 +186,9 @@ def test_structured_ircot_searches_for_the_missing_fact_and_keeps_facts_as_reaso
     assert state["reasoning"] == [
         "The Aurora project is led by Maria Chen.",
         "Maria Chen was born in Lisbon.",
-        "So the answer is: Lisbon",
     ]
-    second = [c for name, c in llm.calls if name == "ircot_step"][1][-1].text
+    assert step(state, "ircot_reason")["stop"] == "no further search asked for"
+    second = [c for name, c in llm.calls if name == "ircot_search_step"][1][-1].text
     assert "- The Aurora project is led by Maria Chen." in second and "- Maria Chen birthplace" in second
     assert [c["chunk_id"] for c in state["citations"]] == ["projects::c1"]
 

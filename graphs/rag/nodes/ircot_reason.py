@@ -10,12 +10,13 @@ bridge question, answering from the wrong entity. ``graph.ircot_trusts_answer_fo
 rule off (it also stops a comparison whose first sentence already settles it, "... so they are of the
 same nationality", from wandering on).
 
-With ``graph.ircot_structured_steps`` a step returns three fields instead of one sentence: a new
-``fact`` (kept as reasoning), the ``answer`` once the passages settle the question (kept as "So the
-answer is: X", which ends the loop) and the ``next_search`` for the one missing fact (the next query).
-The free sentence was both the note and the query, and the 1.5B model wrote it as a restatement of
-the question — 24 of 26 chains on the mixed report split ended by repeating it. Here a chain ends when
-the answer is given, when no search is asked for, or when the search asked for was made already.
+With ``graph.ircot_structured_steps`` a step returns two fields instead of one sentence: a new
+``fact`` (kept as reasoning) and the ``next_search`` for the one fact still missing (the next query);
+the step is told not to answer (the reader does). The free sentence was both the note and the query,
+and the 1.5B model wrote it as a restatement of the question — 24 of 26 chains on the mixed report
+split ended by repeating it. A chain ends when no search is asked for, when the search asked for was
+made already, or at the bound. (A third field for the answer was tried first: the model filled it at
+the first step of every chain, ending each after one hop.)
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ THOUGHT_MAX_CHARS = 400
 
 class ChainStep(BaseModel):
     fact: str = Field("", description="one new fact the passages state, naming who or what it is about")
-    answer: str = Field("", description="the short answer, only once the passages settle the question")
     next_search: str = Field("", description="a short search for the one missing fact, naming its entity")
 
 
@@ -66,7 +66,7 @@ def _listed(items: list[str]) -> str:
 def _structured_step(
     state: RagState, config: RunnableConfig, resources: Resources, passages: str, counter: int, bound: int
 ) -> dict[str, Any]:
-    """One step as three fields (``graph.ircot_structured_steps``)."""
+    """One step as two fields (``graph.ircot_structured_steps``)."""
     reasoning = list(state.get("reasoning") or [])
     searches = list(dict.fromkeys(state.get("queries_issued") or [state["standalone_question"]]))
     user = (
@@ -75,22 +75,18 @@ def _structured_step(
         f"Facts noted so far:\n{_listed(reasoning)}\n"
         f"Searches made so far:\n{_listed(searches)}\n\nYour JSON:"
     )
-    step, error = ask_structured(resources.llm, ChainStep, load_prompt("ircot_step"), user, config)
+    step, error = ask_structured(resources.llm, ChainStep, load_prompt("ircot_search_step"), user, config)
     decision: dict[str, Any] = {"counter": counter, "bound": bound}
     if step is None:
         decision.update(error=error, stop="reasoning output unusable: answer from what was gathered")
         return {"ircot_steps": counter, "reasoning_done": True, "decision": decision}
-    fact, answer, search = _one_line(step.fact), _one_line(step.answer), _one_line(step.next_search)
+    fact, search = _one_line(step.fact), _one_line(step.next_search)
     known = {r.casefold() for r in reasoning}
     noted = reasoning + ([fact] if fact and fact.casefold() not in known else [])
-    if answer:
-        noted.append(f"So the answer is: {answer}")
     searched_before = search.casefold() in {s.casefold() for s in searches}
-    done = bool(answer) or not search or searched_before
-    decision.update(fact=fact, answer=answer, next_search=search)
-    if answer:
-        decision["stop"] = "the reasoning states the answer"
-    elif not search:
+    done = not search or searched_before
+    decision.update(fact=fact, next_search=search)
+    if not search:
         decision["stop"] = "no further search asked for"
     elif searched_before:
         decision["stop"] = "the search asked for was made already"
