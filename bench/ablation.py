@@ -55,7 +55,6 @@ SWITCHES: dict[str, tuple[list[str], str]] = {
     "ircot_trusts_answer_found": (["graph.ircot_trusts_answer_found=true"], "iterative"),
     "answer_from_reasoning": (["graph.answer_from_reasoning=true"], "iterative"),
     "ircot_structured_steps": (["graph.ircot_structured_steps=true"], "iterative"),
-    "iterative_whole_passages": (["graph.iterative_whole_passages=true"], "iterative"),
     "yes_no_answer_first": (["graph.yes_no_answer_first=true"], "asks_yes_no"),
     "reader_and_trust": (
         ["graph.reader_sees_reasoning=true", "graph.ircot_trusts_answer_found=true"],

@@ -284,12 +284,6 @@ class GraphSettings(BaseModel):
         description="a question answered by yes or no (read once by the question stage) gets one more "
         "line in the answer prompt: open with yes or no, then the passages' facts that decide it",
     )
-    iterative_whole_passages: bool = Field(
-        False,
-        description="on the iterative route, refinement keeps whole passages (best first, up to the "
-        "context budget) instead of the strips most like the question: a later hop's passage is "
-        "about the bridge entity, not about the question's words",
-    )
     ircot_trusts_answer_found: bool = Field(
         False,
         description="IRCoT stops when the model says its reasoning holds the answer, instead of only "

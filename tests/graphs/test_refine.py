@@ -74,22 +74,3 @@ def test_gaps_between_kept_strips_are_marked(embedder) -> None:
 def test_the_token_budget_caps_the_context(embedder) -> None:
     texts, _ = kept_strips("annual leave days carried over", embedder, budget=20)
     assert sum(embedder.count_tokens(t) for t in texts) <= 20 or len(texts) == 1
-
-
-def test_keeping_all_relevant_keeps_a_later_hops_passage_within_the_budget(embedder) -> None:
-    """An iterative run (``graph.iterative_whole_passages``): the second hop's passage is about the bridge
-    entity, not about the question's words; it is kept whole, and the budget still caps the context."""
-    passages = [
-        hit("drill::c0", "The Falcon cordless drill is made by Ardent Tools.", "Falcon drill"),
-        hit(
-            "ardent::c0",
-            "Ardent Tools was founded in 1952 by two machinists. Its headquarters are in Tampere, Finland.",
-            "Ardent Tools",
-        ),
-    ]
-    strips = decompose(passages)
-    scores = score_strips(strips, ["In which city is the maker of the Falcon drill based?"], embedder)
-    everything = select_strips(scores, strips, 1000, embedder.count_tokens, keep_all_relevant=True)
-    assert {strips[i].text for i in everything} == {s.text for s in strips}
-    capped = select_strips(scores, strips, 15, embedder.count_tokens, keep_all_relevant=True)
-    assert sum(embedder.count_tokens(strips[i].text) for i in capped) <= 15 or len(capped) == 1

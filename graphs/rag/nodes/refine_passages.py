@@ -8,9 +8,10 @@ its BM25 score is at least ``LEXICAL_KEEP`` of the best, or its cosine is within
 the best cosine (e5 cosines sit in a narrow band, so a margin reads them better than a ratio; the
 dense side also carries cross-lingual questions, where BM25 sees nothing). Relevant strips are taken
 best first (their mixed score) until the context token budget is spent, then put back in document
-order; passages left without a strip never reach the prompt (with ``graph.iterative_whole_passages``,
-an iterative run keeps every strip the budget allows: a later hop's passage is about the bridge
-entity, so its strips score low against the question). No LLM call. Injected instructions are not
+order; passages left without a strip never reach the prompt. No LLM call. (Whole passages on the
+iterative route, so that a later hop's passage about the bridge entity is not cut for scoring low
+against the question, were measured and lost 2 of 26 iterative questions, won none: the longer context
+misled the 1.5B reader; ``ablation_report_100_iterative_whole_passages.json``.) Injected instructions are not
 filtered here: retrieved text reaches a prompt only inside ``<passage>`` delimiters it cannot close, as
 data (``_passages``); a regex filter that stood here caught 0 of 12 injections written after it was
 frozen (``bench/prompt_injection.py``) and was removed.
@@ -139,19 +140,13 @@ def score_strips(
 
 
 def select_strips(
-    scores: StripScores,
-    strips: Sequence[Strip],
-    budget_tokens: int,
-    count_tokens: Callable[[str], int],
-    *,
-    keep_all_relevant: bool = False,
+    scores: StripScores, strips: Sequence[Strip], budget_tokens: int, count_tokens: Callable[[str], int]
 ) -> list[int]:
     """Indices of the relevant strips, best first until the token budget, returned in document order.
-    The best strip is always kept (refinement never empties a retrieval CRAG judged worth using).
-    ``keep_all_relevant`` counts every strip relevant: whole passages, cut only by the budget."""
+    The best strip is always kept (refinement never empties a retrieval CRAG judged worth using)."""
     if not len(strips):
         return []
-    relevant = np.ones(len(strips), dtype=bool) if keep_all_relevant else scores.relevant
+    relevant = scores.relevant
     kept: list[int] = []
     used = 0
     for i in np.argsort(-scores.mixed, kind="stable"):
@@ -196,10 +191,7 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
     strips = decompose(passages)
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
-    whole = resources.options.graph.iterative_whole_passages and state.get("route") == "iterative"
-    kept = select_strips(
-        scores, strips, resources.options.max_context_tokens, embedder.count_tokens, keep_all_relevant=whole
-    )
+    kept = select_strips(scores, strips, resources.options.max_context_tokens, embedder.count_tokens)
     context = recompose(passages, strips, kept)
     kept_passages = {strips[k].passage for k in kept}
     kept_strips: list[dict[str, Any]] = [
