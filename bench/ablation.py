@@ -55,7 +55,6 @@ SWITCHES: dict[str, tuple[list[str], str]] = {
     "ircot_trusts_answer_found": (["graph.ircot_trusts_answer_found=true"], "iterative"),
     "answer_from_reasoning": (["graph.answer_from_reasoning=true"], "iterative"),
     "ircot_structured_steps": (["graph.ircot_structured_steps=true"], "iterative"),
-    "yes_no_answer_first": (["graph.yes_no_answer_first=true"], "asks_yes_no"),
     "reader_and_trust": (
         ["graph.reader_sees_reasoning=true", "graph.ircot_trusts_answer_found=true"],
         "iterative",
@@ -120,14 +119,9 @@ def with_reruns(
 
 
 def affected_by(base: dict[str, dict[str, Any]], selector: str) -> list[str]:
-    """The baseline's questions a switch can change: ``fired:<check>``, ``asks_yes_no`` (questions
-    answered by yes or no, as the question stage reads them) or a route's name."""
+    """The baseline's questions a switch can change: ``fired:<check>`` or a route's name."""
     if selector.startswith("fired:"):
         return fired_on(base, selector.removeprefix("fired:"))
-    if selector == "asks_yes_no":
-        from graphs.rag.nodes._short_answer import asks_yes_no
-
-        return [q for q, r in base.items() if asks_yes_no(r["question"])]
     return [q for q, r in base.items() if r.get("route") == selector]
 
 

@@ -279,11 +279,6 @@ class GraphSettings(BaseModel):
         "fact — instead of one free reasoning sentence that is also the query (the 1.5B model's "
         "sentences restated the question and repeated themselves)",
     )
-    yes_no_answer_first: bool = Field(
-        False,
-        description="a question answered by yes or no (read once by the question stage) gets one more "
-        "line in the answer prompt: open with yes or no, then the passages' facts that decide it",
-    )
     ircot_trusts_answer_found: bool = Field(
         False,
         description="IRCoT stops when the model says its reasoning holds the answer, instead of only "

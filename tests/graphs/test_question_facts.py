@@ -47,23 +47,6 @@ def test_what_the_question_asks_for_something_other_than(
 
 
 @pytest.mark.parametrize(
-    ("question", "yes_no"),
-    [
-        ("Does the warranty cover water damage?", True),
-        ("Were both bridges designed by the same engineer?", True),
-        ("这家店周末营业吗？", True),
-        ("两座桥是不是同一位工程师设计的？", True),
-        # must not fire: a wh-question, a choice between two named things, a Chinese wh-question
-        ("When did the harbour office open?", False),
-        ("Is the ferry faster or the bus?", False),
-        ("营业时间是几点？", False),
-    ],
-)
-def test_a_question_answered_by_yes_or_no(question, yes_no) -> None:
-    assert read_question(question, question).asks_yes_no is yes_no
-
-
-@pytest.mark.parametrize(
     ("message", "names_documents", "is_question"),
     [
         ("According to the manual, how do I reset the router?", True, True),

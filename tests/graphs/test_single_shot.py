@@ -215,28 +215,6 @@ def test_a_right_figure_under_another_passages_marker_is_recited_only_when_switc
         assert list(step(state, "check_support")["unstated_numbers"].values()) == [["25"]]
 
 
-@pytest.mark.parametrize(
-    ("question", "switched_on", "told"),
-    [
-        ("Do Northwind employees get more than 20 days of annual leave?", True, True),
-        ("Northwind 员工的年假超过 20 天吗？", True, True),
-        # must not fire: a question that is not answered by yes or no, a choice, and the switch off
-        (QUESTION, True, False),
-        ("Do Northwind employees get 20 or 25 days of annual leave?", True, False),
-        ("Do Northwind employees get more than 20 days of annual leave?", False, False),
-    ],
-)
-def test_the_answer_prompt_says_how_to_answer_yes_or_no_only_for_such_questions(
-    make_graph, reranker, question: str, switched_on: bool, told: bool
-) -> None:
-    llm = happy_llm()
-    llm.replies["rewrite_query"] = QUESTION  # should the answer not be found at first
-    graph, _ = make_graph(llm, reranker=reranker, graph={"yes_no_answer_first": switched_on})
-    run_turn(graph, question, route="single")
-    first = next(messages[-1].text for name, messages in llm.calls if name == "generate_answer")
-    assert ("answered by yes or no" in first) is told
-
-
 def copy_of(fragment: str, reword: bool = False):
     """The quote model: the passage sentence holding ``fragment``, copied (or reworded)."""
 

@@ -11,7 +11,6 @@ follow-up. No other node parses the question: they read ``state["question_facts"
   passages will not do);
 - ``names_documents`` / ``time_sensitive``: it names the user's documents, or a given year or "latest"
   (the model's memory is no source for either: ``classifier.signals``);
-- ``asks_yes_no``: it is answered by yes or no (``_short_answer.asks_yes_no``);
 - ``is_question`` / ``message_is_question``: the standalone question, and the user's own message, are
   questions at all (not thanks or a greeting).
 """
@@ -27,7 +26,6 @@ from pydantic import BaseModel
 from graphs.rag.classifier.signals import asks_time_sensitive_fact, mentions_documents
 from graphs.rag.nodes._constraints import question_constraints
 from graphs.rag.nodes._exclusions import asks_for_more, excluded_items, without_exclusions
-from graphs.rag.nodes._short_answer import asks_yes_no
 from tools.knowledge_base.text_units import detect_language
 
 _QUESTION_WORDS = re.compile(
@@ -55,7 +53,6 @@ class QuestionFacts(BaseModel):
     asks_for_more: bool
     names_documents: bool
     time_sensitive: bool
-    asks_yes_no: bool = False  # default: a checkpoint written before the field existed
     is_question: bool
     message_is_question: bool
 
@@ -71,7 +68,6 @@ def read_question(standalone: str, message: str, previous_short_answer: str = ""
         asks_for_more=asks_for_more(message),
         names_documents=mentions_documents(standalone),
         time_sensitive=asks_time_sensitive_fact(standalone),
-        asks_yes_no=asks_yes_no(standalone),
         is_question=is_a_question(standalone),
         message_is_question=is_a_question(message),
     )

@@ -17,7 +17,6 @@ from graphs.rag.nodes._citations import (
 from graphs.rag.nodes._constraints import cite_passages_stating_numbers
 from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._passages import format_passages, language_name, neutralise_delimiters
-from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._reasoning_answer import draft_from_reasoning
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -36,17 +35,9 @@ def reasoning_notes(state: RagState, resources: Resources) -> list[str]:
     return list(state.get("reasoning") or [])
 
 
-def asks_yes_no_first(state: RagState, resources: Resources) -> bool:
-    """Whether the answer prompt tells the model to open with yes or no (``graph.yes_no_answer_first``)."""
-    return resources.options.graph.yes_no_answer_first and facts_of(state).asks_yes_no
-
-
-def answer_prompt(
-    state: RagState, *, strict: bool, notes: Sequence[str] = (), yes_no: bool = False
-) -> tuple[str, str]:
+def answer_prompt(state: RagState, *, strict: bool, notes: Sequence[str] = ()) -> tuple[str, str]:
     """(system, user) messages for the generator: passages delimited as data, then the question; with
-    ``notes``, the reasoning that gathered the passages (a lead to check, not a source to cite); with
-    ``yes_no``, how to answer a yes/no question (last, after the system prompt the cache keeps)."""
+    ``notes``, the reasoning that gathered the passages (a lead to check, not a source to cite)."""
     system = load_prompt("generate_answer")
     # The question comes before the passages as well as after: a small model reads them for it.
     user = f"Question: {state['standalone_question']}\n\n{format_passages(state.get('context') or [])}\n\n"
@@ -57,8 +48,6 @@ def answer_prompt(
         f"Question: {state['standalone_question']}\n"
         f"Answer language: {language_name(state.get('language', 'en'))}"
     )
-    if yes_no:
-        user += f"\n\n{load_prompt('answer_yes_no')}"
     if strict:
         system = f"{system}\n\n{load_prompt('generate_answer_strict')}"
         unsupported = [v["sentence"] for v in state.get("support") or [] if v["verdict"] == "not"]
@@ -103,7 +92,7 @@ def draft_update(
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     notes = reasoning_notes(state, resources)
-    system, user = answer_prompt(state, strict=False, notes=notes, yes_no=asks_yes_no_first(state, resources))
+    system, user = answer_prompt(state, strict=False, notes=notes)
     reply = ask_text(resources.llm, system, user, config)
     update = draft_update(
         reply,
