@@ -49,16 +49,7 @@ def run_name(split: str, limit: int, condition: str) -> str:
 # a check fired on ("fired:<check>").
 SWITCHES: dict[str, tuple[list[str], str]] = {
     "regenerate_unsupported": (["graph.regenerate_unsupported=true"], "fired:support"),
-    "cite_stated_numbers": (["graph.cite_stated_numbers=true"], "fired:unstated_numbers"),
     "quote_on_rejection": (["graph.quote_on_rejection=true"], "fired:support"),
-    "reader_sees_reasoning": (["graph.reader_sees_reasoning=true"], "iterative"),
-    "ircot_trusts_answer_found": (["graph.ircot_trusts_answer_found=true"], "iterative"),
-    "answer_from_reasoning": (["graph.answer_from_reasoning=true"], "iterative"),
-    "ircot_structured_steps": (["graph.ircot_structured_steps=true"], "iterative"),
-    "reader_and_trust": (
-        ["graph.reader_sees_reasoning=true", "graph.ircot_trusts_answer_found=true"],
-        "iterative",
-    ),
 }
 
 

@@ -251,38 +251,11 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
-    reader_sees_reasoning: bool = Field(
-        False,
-        description="on the iterative route, the answer is written with IRCoT's reasoning sentences as "
-        "notes beside the passages (IRCoT's chain-of-thought reader); the answer still cites passages",
-    )
     quote_on_rejection: bool = Field(
         False,
         description="when the support judge rejects a sentence stating the short answer, the model copies "
         "the passage sentence stating it and code checks the copy (one more call; a verified copy "
         "restores the sentence instead of a regeneration)",
-    )
-    cite_stated_numbers: bool = Field(
-        False,
-        description="a draft sentence whose number its cited passages do not state also cites the "
-        "passage that does (when that passage holds a third of its words) before it is judged",
-    )
-    answer_from_reasoning: bool = Field(
-        False,
-        description="on the iterative route, when the reader says NOT_FOUND but IRCoT's last reasoning "
-        "sentence states an answer that a passage states word for word, the reasoning is the draft "
-        "(then judged like any other)",
-    )
-    ircot_structured_steps: bool = Field(
-        False,
-        description="each IRCoT step returns two fields — a new fact and the next search for the missing "
-        "fact — instead of one free reasoning sentence that is also the query (the 1.5B model's "
-        "sentences restated the question and repeated themselves)",
-    )
-    ircot_trusts_answer_found: bool = Field(
-        False,
-        description="IRCoT stops when the model says its reasoning holds the answer, instead of only "
-        "when a sentence says 'the answer is'",
     )
     # Measured by bench.ablation on the mixed report split's first 100 questions: regeneration fired on
     # 32, won 1 and lost 4 (it turned refusals of unanswerable questions into wrong answers) and cost

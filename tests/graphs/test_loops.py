@@ -45,49 +45,6 @@ def test_ircot_stops_when_the_reasoning_repeats_itself(make_graph) -> None:
     assert step(state, "ircot_reason")["stop"] == "the reasoning repeated itself"
 
 
-STRUCTURED = {"ircot_structured_steps": True, "max_ircot_steps": 5}
-
-
-@pytest.mark.parametrize("bound", [1, 3])
-def test_structured_ircot_stops_at_its_step_bound(make_graph, bound: int) -> None:
-    llm = ScriptedChatModel(
-        replies={
-            "ircot_search_step": numbered('{{"fact": "", "next_search": "carry-over rule {i}"}}'),
-            "generate_answer": ANSWER,
-            "check_support": ALL_FULLY,
-        }
-    )
-    graph, _ = make_graph(
-        llm, classifier=FixedClassifier("iterative"), graph={**STRUCTURED, "max_ircot_steps": bound}
-    )
-    state = run_turn(graph, QUESTION)
-    assert state["ircot_steps"] == bound and llm.prompts_called().count("ircot_search_step") == bound
-    assert step(state, "ircot_reason")["stop"] == f"step bound reached ({bound}/{bound})"
-    assert state["answer"]
-
-
-@pytest.mark.parametrize(
-    ("reply", "steps", "stop"),
-    [
-        # a search asked for twice ends the chain at the second ask
-        ('{"fact": "", "next_search": "Northwind leave policy"}', 2, "the search asked for was made already"),
-        # the question itself was the first search
-        (f'{{"fact": "", "next_search": "{QUESTION}"}}', 1, "the search asked for was made already"),
-        ('{"fact": "The handbook covers leave.", "next_search": ""}', 1, "no further search asked for"),
-    ],
-)  # fmt: skip
-def test_structured_ircot_ends_on_no_search_or_a_search_made_already(
-    make_graph, reply: str, steps: int, stop: str
-) -> None:
-    llm = ScriptedChatModel(
-        replies={"ircot_search_step": reply, "generate_answer": ANSWER, "check_support": ALL_FULLY}
-    )
-    graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"), graph=STRUCTURED)
-    state = run_turn(graph, QUESTION)
-    assert state["ircot_steps"] == steps
-    assert step(state, "ircot_reason")["stop"] == stop
-
-
 @pytest.mark.parametrize("bound", [0, 2])
 def test_unsupported_answers_are_regenerated_up_to_the_bound_then_never_passed_off(
     make_graph, bound: int

@@ -164,98 +164,12 @@ def test_iterative_route_interleaves_reasoning_and_retrieval(make_graph) -> None
     assert [c["chunk_id"] for c in state["citations"]] == ["projects::c1"]
 
 
-def test_structured_ircot_searches_for_the_missing_fact_and_keeps_facts_as_reasoning(make_graph) -> None:
-    steps = iter(
-        [
-            '{"fact": "The Aurora project is led by Maria Chen.", "next_search": "Maria Chen birthplace"}',
-            '{"fact": "Maria Chen was born in Lisbon.", "next_search": ""}',
-        ]
-    )
-    llm = ScriptedChatModel(
-        replies={
-            "ircot_search_step": lambda messages: next(steps),
-            "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
-            "check_support": ALL_FULLY,
-        }
-    )
-    graph, _ = make_graph(
-        llm, classifier=FixedClassifier("iterative"), graph={"ircot_structured_steps": True}
-    )
-    state = run_turn(graph, "Where was the leader of the Aurora project born?")
-    assert state["queries_issued"][1] == "Maria Chen birthplace"  # the search, not the note
-    assert state["reasoning"] == [
-        "The Aurora project is led by Maria Chen.",
-        "Maria Chen was born in Lisbon.",
-    ]
-    assert step(state, "ircot_reason")["stop"] == "no further search asked for"
-    second = [c for name, c in llm.calls if name == "ircot_search_step"][1][-1].text
-    assert "- The Aurora project is led by Maria Chen." in second and "- Maria Chen birthplace" in second
-    assert [c["chunk_id"] for c in state["citations"]] == ["projects::c1"]
-
-
 def test_ircot_goes_on_until_the_answer_is_stated_not_when_the_model_only_claims_it(make_graph) -> None:
     # The small model often claims the answer after the first hop of a bridge question.
     state, _ = run_aurora_question(make_graph, first_step_claims_answer=True)
     assert state["ircot_steps"] == 2 and state["reasoning"][-1].endswith("So the answer is: Lisbon.")
     first = [entry for entry in state["steps"] if entry["node"] == "ircot_reason"][0]["decision"]
     assert first["states_answer"] is False and "one more step" in first["note"]
-
-
-def test_ircot_told_to_trust_the_model_stops_when_it_claims_the_answer(make_graph) -> None:
-    state, _ = run_aurora_question(make_graph, first_step_claims_answer=True, ircot_trusts_answer_found=True)
-    assert state["ircot_steps"] == 1 and state["reasoning_done"]
-    assert step(state, "ircot_reason")["stop"] == "the model found the answer"
-    # Stopped after the first hop, the passages lack the birthplace: the generator's NOT_FOUND sends the
-    # turn to one more retrieval (the risk the default rule guards against, measured by bench.ablation --switches).
-    assert "usefulness_retry" in nodes_run(state)
-
-
-def test_the_reader_sees_the_reasoning_only_when_told_and_only_as_notes(make_graph) -> None:
-    def generator_prompt(calls: list) -> str:
-        return next(messages[-1].text for name, messages in calls if name == "generate_answer")
-
-    _, calls = run_aurora_question(make_graph, first_step_claims_answer=False)
-    assert "<notes>" not in generator_prompt(calls)
-    state, calls = run_aurora_question(make_graph, first_step_claims_answer=False, reader_sees_reasoning=True)
-    prompt = generator_prompt(calls)
-    notes = prompt[prompt.index("<notes>") : prompt.index("</notes>")]
-    assert "1. The Aurora project is led by Maria Chen." in notes
-    assert "2. Maria Chen was born in Lisbon." in notes
-    assert prompt.index("</passage>") < prompt.index("<notes>")  # beside the passages, not among them
-    assert step(state, "generate_answer")["reasoning_notes"] == 2
-
-
-def test_a_not_found_reader_on_the_iterative_route_is_answered_from_the_reasoning_only_when_told(
-    make_graph,
-) -> None:
-    def run(**graph_settings: bool) -> dict:
-        thoughts = iter(
-            [
-                '{"thought": "The Aurora project is led by Maria Chen.", "answer_found": false}',
-                '{"thought": "Maria Chen was born in Lisbon. So the answer is: Lisbon.", "answer_found": true}',
-            ]
-        )
-        llm = ScriptedChatModel(
-            replies={
-                "ircot_reason": lambda messages: next(thoughts),
-                "generate_answer": "NOT_FOUND",  # the small reader's usual failure on a bridge question
-                "check_support": ALL_FULLY,
-                "rewrite_query": "Where was Maria Chen born?",
-            }
-        )
-        graph, _ = make_graph(llm, classifier=FixedClassifier("iterative"), graph=graph_settings)
-        return run_turn(graph, "Where was the leader of the Aurora project born?")
-
-    refused = run()
-    assert refused["refused"] and "usefulness_retry" in nodes_run(refused)
-
-    answered = run(answer_from_reasoning=True)
-    assert not answered["refused"] and "usefulness_retry" not in nodes_run(answered)
-    assert "So the answer is: Lisbon." in answered["answer"]
-    drafted = step(answered, "generate_answer")
-    assert drafted["reader_said_not_found"] and drafted["drafted_from_reasoning"] >= 1
-    # The bridge sentence cites the passage naming the lead, the answer the one stating her birthplace.
-    assert [c["chunk_id"] for c in answered["citations"]] == ["projects::c0", "projects::c1"]
 
 
 def test_a_forced_route_overrides_the_classifier(make_graph) -> None:

@@ -188,33 +188,6 @@ def test_a_yes_or_no_short_answer_to_a_question_not_asking_for_one_is_not_shown(
     assert step(state, "finalize_answer")["short_answer_dropped"] is True
 
 
-@pytest.mark.parametrize("switched_on", [False, True])
-def test_a_right_figure_under_another_passages_marker_is_recited_only_when_switched_on(
-    make_graph, reranker, switched_on: bool
-) -> None:
-    def wrong_marker(messages) -> str:
-        passages = passages_in(messages)
-        wrong = next(n for n, text in passages.items() if "25 days" not in text)
-        return f"Employees get 25 days of paid annual leave per year. [{wrong}]"
-
-    llm = ScriptedChatModel(
-        replies={
-            "generate_answer": wrong_marker,
-            "generate_answer_strict": wrong_marker,
-            "check_support": support("fully", short="25 days"),
-        }
-    )
-    graph, _ = make_graph(llm, reranker=reranker, graph={"cite_stated_numbers": switched_on})
-    state = run_turn(graph, QUESTION, route="single")
-    added = step(state, "generate_answer").get("citations_added_for_numbers")
-    if switched_on:
-        assert added and added[0]["numbers"] == ["25"]
-        assert not state["refused"] and not step(state, "check_support")["unstated_numbers"]
-    else:
-        assert added is None
-        assert list(step(state, "check_support")["unstated_numbers"].values()) == [["25"]]
-
-
 def copy_of(fragment: str, reword: bool = False):
     """The quote model: the passage sentence holding ``fragment``, copied (or reworded)."""
 

@@ -14,7 +14,7 @@ LLM call:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 from graphs.rag.lexicon import (
     CITATION_MARKER,
@@ -25,7 +25,6 @@ from graphs.rag.lexicon import (
     numbers_in,
     plain_number,
 )
-from graphs.rag.nodes._citations import answer_sentences, join_sentences, word_share
 from tools.knowledge_base.text_units import split_sentences
 
 CONSTRAINT_WINDOW = 1  # sentences either side of the one stating the short answer
@@ -45,38 +44,6 @@ def unstated_numbers(sentence: str, passages: Sequence[str], question: str) -> l
 
 
 # A passage stating a sentence's number is cited for it only when it also holds this share of its words.
-RECITE_MIN_SHARE = 0.3
-
-
-def cite_passages_stating_numbers(
-    text: str, passages: Mapping[int, str], question: str, tokenize: Callable[[str], list[str]]
-) -> tuple[str, list[dict[str, object]]]:
-    """Add the passage that states a sentence's number when the passages it cites do not (a small model
-    puts the neighbouring passage's marker on a right figure): among the other passages stating every
-    such number, the one holding the largest share of the sentence's words, if at least
-    ``RECITE_MIN_SHARE``. A number no passage states stays unstated (``unstated_numbers`` rejects it).
-    Returns the text and what was added."""
-    added: list[dict[str, object]] = []
-    rewritten: list[str] = []
-    for sentence in answer_sentences(text):
-        cited = [passages[n] for n in sentence.citations if n in passages]
-        missing = set(unstated_numbers(sentence.text, cited, question)) if cited else set()
-        stating = [
-            n
-            for n, body in passages.items()
-            if missing and n not in sentence.citations and missing <= numbers_in(body)
-        ]
-        if stating:
-            share, n = max((word_share(sentence.text, passages[n], tokenize), n) for n in stating)
-            if share >= RECITE_MIN_SHARE:
-                end = list(CITATION_MARKER.finditer(sentence.text))[-1].end()
-                rewritten.append(f"{sentence.text[:end]}[{n}]{sentence.text[end:]}")
-                added.append({"sentence": sentence.text[:120], "passage": n, "numbers": sorted(missing)})
-                continue
-        rewritten.append(sentence.text)
-    return (join_sentences(rewritten), added) if added else (text, [])
-
-
 def _within_a_known_number(number: str, known: set[str]) -> bool:
     """'6' of '6.4%' read as a partial match is still read from the source ("6.4" is known)."""
     return any(k.startswith(number + ".") for k in known)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -14,10 +13,8 @@ from graphs.rag.nodes._citations import (
     cited_numbers,
     normalise_citations,
 )
-from graphs.rag.nodes._constraints import cite_passages_stating_numbers
 from graphs.rag.nodes._llm import ask_text
-from graphs.rag.nodes._passages import format_passages, language_name, neutralise_delimiters
-from graphs.rag.nodes._reasoning_answer import draft_from_reasoning
+from graphs.rag.nodes._passages import format_passages, language_name
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -28,22 +25,11 @@ NOT_FOUND = "NOT_FOUND"
 _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 
 
-def reasoning_notes(state: RagState, resources: Resources) -> list[str]:
-    """IRCoT's reasoning sentences, for the reader of an iterative run (``graph.reader_sees_reasoning``)."""
-    if not resources.options.graph.reader_sees_reasoning or state.get("route") != "iterative":
-        return []
-    return list(state.get("reasoning") or [])
-
-
-def answer_prompt(state: RagState, *, strict: bool, notes: Sequence[str] = ()) -> tuple[str, str]:
-    """(system, user) messages for the generator: passages delimited as data, then the question; with
-    ``notes``, the reasoning that gathered the passages (a lead to check, not a source to cite)."""
+def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
+    """(system, user) messages for the generator: passages delimited as data, then the question."""
     system = load_prompt("generate_answer")
     # The question comes before the passages as well as after: a small model reads them for it.
     user = f"Question: {state['standalone_question']}\n\n{format_passages(state.get('context') or [])}\n\n"
-    if notes:
-        numbered = "\n".join(f"{i}. {neutralise_delimiters(n)}" for i, n in enumerate(notes, start=1))
-        user += f"{load_prompt('reasoning_notes')}\n<notes>\n{numbered}\n</notes>\n\n"
     user += (
         f"Question: {state['standalone_question']}\n"
         f"Answer language: {language_name(state.get('language', 'en'))}"
@@ -63,18 +49,13 @@ def answer_prompt(state: RagState, *, strict: bool, notes: Sequence[str] = ()) -
     return system, user
 
 
-def draft_update(
-    reply: str, state: RagState, extra_decision: dict[str, Any], *, cite_stated_numbers: bool = False
-) -> dict[str, Any]:
+def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
     context = state.get("context") or []
     valid = {p["n"] for p in context}
     texts = {p["n"]: p["text"] for p in context}
     refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
     draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
     draft, attributed = attribute_uncited(draft, texts, tokenize)
-    recited: list[dict[str, object]] = []
-    if cite_stated_numbers and draft:
-        draft, recited = cite_passages_stating_numbers(draft, texts, state["standalone_question"], tokenize)
     sentences = answer_sentences(draft)
     decision = {
         "context_passages": len(valid),
@@ -83,7 +64,6 @@ def draft_update(
         "uncited_sentences": sum(1 for s in sentences if not s.citations),
         "citations": cited_numbers(draft),
         "citations_attributed": attributed,
-        **({"citations_added_for_numbers": recited} if recited else {}),
         **extra_decision,
     }
     return {"answer_draft": draft, "generator_refused": refused, "decision": decision}
@@ -91,31 +71,10 @@ def draft_update(
 
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    notes = reasoning_notes(state, resources)
-    system, user = answer_prompt(state, strict=False, notes=notes)
+    system, user = answer_prompt(state, strict=False)
     reply = ask_text(resources.llm, system, user, config)
     update = draft_update(
-        reply,
-        state,
-        {
-            "reused_previous_context": bool(state.get("reused_previous_context")),
-            **({"reasoning_notes": len(notes)} if notes else {}),
-        },
-        cite_stated_numbers=resources.options.graph.cite_stated_numbers,
+        reply, state, {"reused_previous_context": bool(state.get("reused_previous_context"))}
     )
-    if update["generator_refused"] and _reads_reasoning(state, resources):
-        context = {p["n"]: p["text"] for p in state.get("context") or []}
-        drafted = draft_from_reasoning(state.get("reasoning") or [], context)
-        if drafted is not None:
-            update = draft_update(
-                drafted[0],
-                state,
-                {"reader_said_not_found": True, "drafted_from_reasoning": drafted[1]},
-                cite_stated_numbers=resources.options.graph.cite_stated_numbers,
-            )
     update["strict_generation"] = False
     return update
-
-
-def _reads_reasoning(state: RagState, resources: Resources) -> bool:
-    return resources.options.graph.answer_from_reasoning and state.get("route") == "iterative"

@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._step import records_step
-from graphs.rag.nodes.generate_answer import answer_prompt, draft_update, reasoning_notes
+from graphs.rag.nodes.generate_answer import answer_prompt, draft_update
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 
@@ -17,14 +17,9 @@ from graphs.rag.state import RagState
 def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """IsSup failed: write the answer again with stricter instructions (counts toward the bound)."""
     counter = state.get("support_retries", 0) + 1
-    system, user = answer_prompt(state, strict=True, notes=reasoning_notes(state, resources))
+    system, user = answer_prompt(state, strict=True)
     reply = ask_text(resources.llm, system, user, config)
     bound = resources.options.graph.max_support_retries
-    update = draft_update(
-        reply,
-        state,
-        {"retry": "support", "counter": counter, "bound": bound},
-        cite_stated_numbers=resources.options.graph.cite_stated_numbers,
-    )
+    update = draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound})
     update.update(support_retries=counter, strict_generation=True)
     return update
