@@ -43,7 +43,6 @@ def unstated_numbers(sentence: str, passages: Sequence[str], question: str) -> l
     return seen
 
 
-# A passage stating a sentence's number is cited for it only when it also holds this share of its words.
 def _within_a_known_number(number: str, known: set[str]) -> bool:
     """'6' of '6.4%' read as a partial match is still read from the source ("6.4" is known)."""
     return any(k.startswith(number + ".") for k in known)

@@ -12,7 +12,7 @@ per question and lost one of 17 iterative questions it was not written from: it 
 Two other step forms were measured against this one on the 26 iterative questions of the mixed report
 split and removed (docs/benchmarks.md, session 16): fact / answer / next search as JSON fields (the
 model filled the answer at the first step, ending every chain after one hop: 0 won, 2 lost) and fact /
-next search (0 won, 2 lost, about a third less time).
+next search (0 won, 1 lost once a fragile question is discounted; about a third less time).
 """
 
 from __future__ import annotations
@@ -47,10 +47,6 @@ def _reasoning_block(reasoning: list[str]) -> str:
     return "\n".join(f"{i}. {thought}" for i, thought in enumerate(reasoning, start=1))
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:THOUGHT_MAX_CHARS]
-
-
 @records_step
 def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     counter = state.get("ircot_steps", 0) + 1
@@ -69,7 +65,7 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
     if step is None:
         decision.update(error=error, stop="reasoning output unusable: answer from what was gathered")
         return {"ircot_steps": counter, "reasoning_done": True, "decision": decision}
-    thought = _one_line(step.thought)
+    thought = " ".join(step.thought.split())[:THOUGHT_MAX_CHARS]
     repeated = thought.lower() in {r.lower() for r in reasoning}
     states_answer = bool(STATES_ANSWER.search(thought))
     done = states_answer or not thought or repeated

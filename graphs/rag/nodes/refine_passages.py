@@ -10,8 +10,8 @@ dense side also carries cross-lingual questions, where BM25 sees nothing). Relev
 best first (their mixed score) until the context token budget is spent, then put back in document
 order; passages left without a strip never reach the prompt. No LLM call. (Whole passages on the
 iterative route, so that a later hop's passage about the bridge entity is not cut for scoring low
-against the question, were measured and lost 2 of 26 iterative questions, won none: the longer context
-misled the 1.5B reader; ``ablation_report_100_iterative_whole_passages.json``.) Injected instructions are not
+against the question, were measured on 26 iterative questions: none won, one lost for good — the
+longer context misled the 1.5B reader; docs/benchmarks.md, session 16.) Injected instructions are not
 filtered here: retrieved text reaches a prompt only inside ``<passage>`` delimiters it cannot close, as
 data (``_passages``); a regex filter that stood here caught 0 of 12 injections written after it was
 frozen (``bench/prompt_injection.py``) and was removed.
