@@ -1,0 +1,248 @@
+"""Which answer verifier can a 1.5B model carry? Drafts labelled right or wrong, judged several ways (issue 22, item 4).
+
+For each question of the mixed set's split, the graph runs with today's default; at its first
+``check_support`` the state is captured: the draft, its passages, the JSON judge's verdicts (after the
+code checks for uncited sentences and unstated numbers) and the short answer it proposed. A draft is
+*right* when it contains a gold answer of an answerable question; every draft to an unanswerable
+question is wrong. On that same state, the alternatives are asked there and then (the local model's
+prompt cache still holds the passages):
+
+- ``judge``: today's decision — the draft is kept when one sentence survives the JSON judge and the code checks;
+- ``accept_all``: no verifier;
+- ``p_yes``: one yes/no call per sentence (``prompts/answer_sentence_supported.md``: is it stated by the
+  passages it cites, and does it answer the question?), P(yes) from one output token; the draft is
+  kept when its best sentence reaches a cut-off calibrated on the calibration split;
+- ``copy``: the model copies the passage sentence stating the judge's short answer
+  (``prompts/quote_evidence.md``) and code checks the copy (``_quote_check.quote_fault``);
+- ``code``: the judge's short answer is stated in a passage the draft cites (``backed_short_answer``), no call;
+- unions with the judge: kept when the judge keeps it or the other one does.
+
+Items go to a partial file as they finish (resumable); the comparison is printed and saved to
+``bench/results/verifier_set.json``.
+
+    .venv/bin/python -m bench.verifier_set --split calibration --limit 40
+    .venv/bin/python -m bench.verifier_set --split report --skip 100 --limit 50   # questions no ablation saw
+    .venv/bin/python -m bench.verifier_set --compare      # both splits: cut-off on one, figures on the other
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.partials import partial_path  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+HOME = ROOT / ".ragpilot-bench"
+SEED = 0
+
+
+def capture(split: str, limit: int, skip: int) -> None:
+    """Run the split's questions ``skip`` to ``skip + limit`` and record each draft with every verifier's view."""
+    from agent.eval.answer_metrics import answer_contained
+    from agent.eval.datasets import load_qa_dataset
+    from agent.eval.qa import qa_settings, write_corpus
+    from agent.run_loop import turn_request
+    from graphs.rag.graph import build_graph
+    from graphs.rag.nodes._llm import ask_structured, probability_yes
+    from graphs.rag.nodes._passages import format_passages
+    from graphs.rag.nodes._quote_check import Evidence, quote_fault
+    from graphs.rag.nodes._short_answer import backed_short_answer
+    from graphs.rag.resources import Resources
+    from prompts import load_prompt
+    from tools.knowledge_base.ingest import ingest
+    from tools.knowledge_base.knowledge_base import KnowledgeBase
+    from tools.knowledge_base.sparse import tokenize
+
+    path = HOME / "mixed" / f"mixed_seed{SEED}_{split}.json"
+    if not path.is_file():
+        sys.exit(f"{path} is missing: run python -m bench.mixed_set --split {split} once to build it")
+    dataset = load_qa_dataset(path, "mixed", limit=skip + limit)
+    settings = qa_settings(dataset, HOME)
+    partial = partial_path(f"verifier_set_{split}")
+    done = (
+        {json.loads(line)["qid"] for line in partial.read_text().splitlines()} if partial.is_file() else set()
+    )
+    corpus = write_corpus(dataset, settings.home / "qa" / settings.qdrant.collection)
+    with KnowledgeBase.open(settings) as kb:
+        ingest([corpus], settings, prune=True, progress=False, kb=kb)
+        resources = Resources(settings, knowledge_base=kb)
+        graph = build_graph(settings, resources=resources)
+        llm = resources.llm
+        for example in dataset.examples[skip:]:
+            if example.qid in done:
+                continue
+            started = time.perf_counter()
+            graph_input, config, context = turn_request(settings, example.question)
+            judged: dict[str, Any] | None = None
+            final: Any = {}
+            for mode, chunk in graph.stream(
+                graph_input, config, context=context, stream_mode=["updates", "values"]
+            ):
+                if mode == "values":
+                    final = chunk
+                    if (
+                        judged is None
+                        and final.get("steps")
+                        and final["steps"][-1]["node"] == "check_support"
+                    ):
+                        judged = dict(final)
+            item: dict[str, Any] = {
+                "qid": example.qid, "question": example.question, "language": example.language,
+                "kind": example.kind, "answerable": example.answerable, "gold": example.answers,
+                "route": final.get("route"), "default_refused": bool(final.get("refused")),
+                "default_answer": final.get("answer", ""), "run_seconds": round(time.perf_counter() - started, 1),
+            }  # fmt: skip
+            if judged is not None:
+                draft = judged.get("answer_draft") or ""
+                passages = {p["n"]: p["text"] for p in judged.get("context") or []}
+                verdicts = judged.get("support") or []
+                short = judged.get("proposed_short_answer") or ""
+                question = judged["standalone_question"]
+                right = example.answerable and answer_contained(draft, example.answers, example.language)
+                p_yes: list[float | None] = []
+                t0 = time.perf_counter()
+                for verdict in verdicts:
+                    # id and text only: these alternatives see no titles, which the judge sees (a handicap to note)
+                    cited: list[Any] = [
+                        {"n": n, "text": passages[n]} for n in verdict["citations"] if n in passages
+                    ]
+                    if not cited:
+                        p_yes.append(None)
+                        continue
+                    user = (
+                        f"{format_passages(cited)}\n\nQuestion: {question}\nAnswer sentence: {verdict['sentence']}\n\n"
+                        "Is the sentence stated by the passages and an answer to the question? Reply yes or no."
+                    )
+                    p_yes.append(probability_yes(llm, load_prompt("answer_sentence_supported"), user, None))
+                p_yes_seconds = time.perf_counter() - t0
+                cited_all = sorted({n for v in verdicts for n in v["citations"] if n in passages})
+                copy_fault: str | None = "no short answer"
+                copy_seconds = 0.0
+                if short and cited_all:
+                    t0 = time.perf_counter()
+                    shown: list[Any] = [{"n": n, "text": passages[n]} for n in cited_all]
+                    user = f"{format_passages(shown)}\n\nQuestion: {question}\nAnswer: {short}"
+                    evidence, error = ask_structured(llm, Evidence, load_prompt("quote_evidence"), user, None)
+                    copy_fault = (
+                        error
+                        if evidence is None
+                        else quote_fault(
+                            evidence, {n: passages[n] for n in cited_all}, short, question, tokenize
+                        )
+                    )
+                    copy_seconds = time.perf_counter() - t0
+                item.update(
+                    draft=draft, right=right, short_answer=short,
+                    verdicts=[{"sentence": v["sentence"], "citations": v["citations"], "verdict": v["verdict"]} for v in verdicts],
+                    answers_question=judged.get("answers_question"),
+                    judge_keeps=any(v["verdict"] != "not" for v in verdicts),
+                    p_yes=p_yes, p_yes_seconds=round(p_yes_seconds, 1),
+                    copy_fault=copy_fault, copy_seconds=round(copy_seconds, 1),
+                    code_backed=bool(short) and bool(backed_short_answer(short, [passages[n] for n in cited_all], tokenize)),
+                )  # fmt: skip
+            with partial.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(item, ensure_ascii=False) + "\n")
+            print(
+                f"{example.qid} draft={judged is not None} right={item.get('right')} judge={item.get('judge_keeps')} "
+                f"p_yes={item.get('p_yes')} copy={item.get('copy_fault')} code={item.get('code_backed')} "
+                f"{item['run_seconds']} s",
+                flush=True,
+            )
+
+
+def load(split: str) -> list[dict[str, Any]]:
+    partial = partial_path(f"verifier_set_{split}")
+    if not partial.is_file():
+        return []
+    return [json.loads(line) for line in partial.read_text().splitlines() if line.strip()]
+
+
+def best_p(item: dict[str, Any]) -> float:
+    return max([p for p in item["p_yes"] if p is not None], default=0.0)
+
+
+def decisions(item: dict[str, Any], cut: float) -> dict[str, bool]:
+    """Each verifier's verdict on the draft: kept (True) or refused."""
+    judge, copy, code = item["judge_keeps"], item["copy_fault"] is None, bool(item["code_backed"])
+    p_yes = best_p(item) >= cut
+    return {
+        "judge": judge, "accept_all": True, "p_yes": p_yes, "copy": copy, "code": code,
+        "judge_or_copy": judge or copy, "judge_or_code": judge or code, "judge_or_p_yes": judge or p_yes,
+        "judge_and_p_yes": judge and p_yes,
+    }  # fmt: skip
+
+
+def table(items: list[dict[str, Any]], cut: float) -> dict[str, dict[str, Any]]:
+    """Per verifier: right drafts kept, wrong drafts refused, outcomes over every question."""
+    drafted = [i for i in items if "right" in i]
+    rights = [i for i in drafted if i["right"]]
+    wrongs = [i for i in drafted if not i["right"]]
+    out: dict[str, dict[str, Any]] = {}
+    for name in decisions(drafted[0], cut) if drafted else []:
+        kept_right = sum(decisions(i, cut)[name] for i in rights)
+        refused_wrong = sum(not decisions(i, cut)[name] for i in wrongs)
+        # Outcome: a kept right draft, or a refused draft to an unanswerable question; questions without
+        # a draft keep the default's outcome (refused: right only when unanswerable).
+        correct = kept_right + sum(1 for i in wrongs if not i["answerable"] and not decisions(i, cut)[name])
+        correct += sum(1 for i in items if "right" not in i and not i["answerable"] and i["default_refused"])
+        out[name] = {
+            "right_drafts_kept": f"{kept_right}/{len(rights)}",
+            "wrong_drafts_refused": f"{refused_wrong}/{len(wrongs)}",
+            "outcome_accuracy": round(correct / len(items), 3),
+        }
+    return out
+
+
+def calibrate(items: list[dict[str, Any]]) -> float:
+    """The P(yes) cut-off with the best draft accuracy (right kept + wrong refused) on these items."""
+    drafted = [i for i in items if "right" in i]
+    cuts = sorted({best_p(i) for i in drafted} | {0.0, 1.01})  # 1.01: refuse every draft
+
+    def score(cut: float) -> int:
+        return sum((best_p(i) >= cut) == i["right"] for i in drafted)
+
+    return max(cuts, key=lambda c: (score(c), -c))
+
+
+def compare() -> None:
+    calibration, report = load("calibration"), load("report")
+    cut = calibrate(calibration)
+    saved = {
+        "p_yes_cut": round(cut, 3),
+        "calibration": {"questions": len(calibration), "table": table(calibration, cut)},
+        "report": {"questions": len(report), "table": table(report, cut)},
+        "seconds_per_draft": {
+            "p_yes": round(sum(i.get("p_yes_seconds", 0) for i in report) / max(1, sum("right" in i for i in report)), 1),
+            "copy": round(sum(i.get("copy_seconds", 0) for i in report) / max(1, sum("right" in i for i in report)), 1),
+        },
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+    }  # fmt: skip
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "verifier_set.json").write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(saved, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("calibration", "report"), default="calibration")
+    parser.add_argument("--limit", type=int, default=40)
+    parser.add_argument("--skip", type=int, default=0, help="start after this many questions of the split")
+    parser.add_argument("--compare", action="store_true", help="only compare the captured items")
+    args = parser.parse_args()
+    if not args.compare:
+        capture(args.split, args.limit, args.skip)
+    compare()
+
+
+if __name__ == "__main__":
+    main()
