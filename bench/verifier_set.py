@@ -23,6 +23,7 @@ Items go to a partial file as they finish (resumable); the comparison is printed
     .venv/bin/python -m bench.verifier_set --split calibration --limit 40
     .venv/bin/python -m bench.verifier_set --split report --skip 100 --limit 50   # questions no ablation saw
     .venv/bin/python -m bench.verifier_set --compare      # both splits: cut-off on one, figures on the other
+    .venv/bin/python -m bench.verifier_set --split report --paired bench/results/mixed_report_<tag>.json
 """
 
 from __future__ import annotations
@@ -174,11 +175,15 @@ def best_p(item: dict[str, Any]) -> float:
 def decisions(item: dict[str, Any], cut: float) -> dict[str, bool]:
     """Each verifier's verdict on the draft: kept (True) or refused."""
     judge, copy, code = item["judge_keeps"], item["copy_fault"] is None, bool(item["code_backed"])
+    named_and_unstated = (
+        bool(item["short_answer"]) and not code
+    )  # the judge named a short answer no passage states
     p_yes = best_p(item) >= cut
     return {
         "judge": judge, "accept_all": True, "p_yes": p_yes, "copy": copy, "code": code,
         "judge_or_copy": judge or copy, "judge_or_code": judge or code, "judge_or_p_yes": judge or p_yes,
-        "judge_and_p_yes": judge and p_yes,
+        "judge_and_p_yes": judge and p_yes, "judge_and_code": judge and code,
+        "judge_and_named_stated": judge and not named_and_unstated,
     }  # fmt: skip
 
 
@@ -232,13 +237,55 @@ def compare() -> None:
     print(json.dumps(saved, indent=1))
 
 
+def default_outcome(item: dict[str, Any]) -> bool:
+    """The captured default run's outcome, scored as ``bench.mixed_set`` scores its own runs."""
+    from agent.eval.answer_metrics import answer_contained, strip_citations
+
+    if not item["answerable"]:
+        return bool(item["default_refused"])
+    text = "" if item["default_refused"] else strip_citations(item["default_answer"])
+    return bool(text) and answer_contained(text, item["gold"], item["language"])
+
+
+def paired(split: str, rerun_file: Path) -> dict[str, Any]:
+    """A ``bench.mixed_set`` rerun of some captured questions under a changed default, paired with the
+    captured default run of the same questions: outcomes won and lost, refusals, McNemar."""
+    from bench.qa_compare import mcnemar_exact
+
+    captured = {i["qid"]: i for i in load(split)}
+    rerun = json.loads(rerun_file.read_text(encoding="utf-8"))["results"]
+    rows = [(captured[r["qid"]], r) for r in rerun if r["qid"] in captured]
+    won = [r["qid"] for c, r in rows if r["outcome_correct"] and not default_outcome(c)]
+    lost = [r["qid"] for c, r in rows if default_outcome(c) and not r["outcome_correct"]]
+    answerable = [(c, r) for c, r in rows if c["answerable"]]
+    return {
+        "rerun": rerun_file.name,
+        "questions": len(rows),
+        "outcome_correct_default_then_rerun": [sum(default_outcome(c) for c, _ in rows), sum(r["outcome_correct"] for _, r in rows)],
+        "won": won, "lost": lost, "mcnemar_p": round(mcnemar_exact(len(won), len(lost)), 4),
+        "answerable_refused_default_then_rerun": [sum(c["default_refused"] for c, _ in answerable), sum(r["refused"] for _, r in answerable)],
+        "unanswerable_answered_default_then_rerun": [
+            sum(not c["default_refused"] for c, _ in rows if not c["answerable"]),
+            sum(not r["refused"] for c, r in rows if not c["answerable"]),
+        ],
+        "rerun_llm_calls_per_question": round(sum(r["llm_calls"] for _, r in rows) / max(1, len(rows)), 2),
+        "rerun_seconds_per_question": round(sum(r["total_ms"] for _, r in rows) / 1000 / max(1, len(rows)), 1),
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("calibration", "report"), default="calibration")
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--skip", type=int, default=0, help="start after this many questions of the split")
     parser.add_argument("--compare", action="store_true", help="only compare the captured items")
+    parser.add_argument(
+        "--paired", type=Path, help="a bench.mixed_set result file of captured questions rerun under a change"
+    )
     args = parser.parse_args()
+    if args.paired:
+        print(json.dumps(paired(args.split, args.paired), indent=1))
+        return
     if not args.compare:
         capture(args.split, args.limit, args.skip)
     compare()

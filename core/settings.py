@@ -268,7 +268,7 @@ class GraphSettings(BaseModel):
     checks_off: list[AnswerCheckName] = Field(
         default_factory=list,
         description="answer checks switched off (uncited, unstated_numbers, constraints, exclusions, "
-        "support, usefulness): for measuring what each one does, not for everyday use",
+        "support, usefulness, unstated_answer): for measuring what each one does, not for everyday use",
     )
     budget: QuestionBudget = Field(
         default_factory=QuestionBudget, description="per question; a request may set its own"

@@ -1,7 +1,8 @@
 """The checks an answer draft must pass before it is shown: one registry, read by ``routing.after_support``.
 
 ``check_support`` gathers the findings (the judge's per-sentence verdicts and "answers the question", the
-question's constraints near the short answer, an excluded item given again) and records each check that
+question's constraints near the short answer, an excluded item given again, the short answer found in
+a cited passage) and records each check that
 fails as a ``FailedCheck``: its name, the action it asks for (write the answer again, or retrieve again)
 and what to do once that action's loop is spent (refuse, or let the later checks decide). The edge takes
 the first failed check whose loop still has room; a check that is spent and says "refuse" ends the turn.
@@ -47,14 +48,20 @@ class AnswerCheck:
 
 # In the order the edge reads them: a missing year or edition first (the answer is about something else,
 # so regenerating cannot help), then an excluded item given again, then unsupported sentences, then an
-# answer that does not address the question.
+# answer that does not address the question, then a short answer that no cited passage states.
 ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     AnswerCheck("constraints", "retrieve_again", "refuse"),
     AnswerCheck("exclusions", "regenerate", "refuse"),
     # Regenerating after the judge's rejection measured 1 won / 4 lost on the 32 held-out questions it
     # fired on, for 0.63 more LLM calls per question (docs/benchmarks.md, the ablation): off by default.
     AnswerCheck("support", "regenerate", "continue", acts_when="regenerate_unsupported"),
-    AnswerCheck("usefulness", "retrieve_again", "continue"),
+    # An answer beside the question is refused once the loop is spent: of 16 held-out first drafts the
+    # judge said did not answer, the 3 right ones had every sentence rejected anyway and the 2 it kept
+    # a sentence of answered unanswerable questions (bench.verifier_set).
+    AnswerCheck("usefulness", "retrieve_again", "refuse"),
+    # The judge's short answer must be found in a passage the draft cites, by code: on held-out drafts
+    # this refused more wrong drafts than the judge's verdicts and no right one (bench.verifier_set).
+    AnswerCheck("unstated_answer", "retrieve_again", "refuse"),
 )
 
 CHECKS: dict[str, AnswerCheck] = {c.name: c for c in ANSWER_CHECKS}
@@ -72,6 +79,7 @@ def failed_checks(
     repeated_exclusions: Sequence[str],
     verdicts: Sequence[str],
     answers_question: bool | None,
+    answer_stated: bool | None = None,
     checks_off: Collection[str] = (),
 ) -> list[FailedCheck]:
     """The checks this draft fails, in registry order (those switched off are not run)."""
@@ -86,6 +94,8 @@ def failed_checks(
         reasons["support"] = f"{verdicts.count('not')} of {len(verdicts)} sentences not supported"
     if answers_question is False:
         reasons["usefulness"] = "the judge found the answer does not address the question"
+    if answer_stated is False:
+        reasons["unstated_answer"] = "no passage the answer cites states its short answer"
     return [
         FailedCheck(check=c.name, action=c.action, when_spent=c.when_spent, reason=reasons[c.name])
         for c in ANSWER_CHECKS

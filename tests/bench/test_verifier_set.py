@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.verifier_set import calibrate, table
+from bench.verifier_set import calibrate, default_outcome, table
 
 
 def item(
@@ -17,6 +17,7 @@ def item(
         "p_yes": [p, None],
         "copy_fault": None if copy else "the copy is not in the passage word for word",
         "code_backed": False,
+        "short_answer": "",
         "default_refused": not judge,
     }
 
@@ -47,3 +48,11 @@ def test_the_cut_off_is_the_one_that_sorts_the_calibration_drafts_best() -> None
     items = [item(True, judge=True, p=0.9), item(True, judge=True, p=0.7), item(False, judge=True, p=0.4)]
     assert 0.4 < calibrate(items) <= 0.7
     assert calibrate([item(False, judge=True, p=0.9)]) > 0.9  # only wrong drafts: refuse them all
+
+
+def test_the_captured_default_is_scored_as_the_mixed_set_scores_a_run() -> None:
+    base = {"language": "en", "gold": [["Tarn"]], "default_answer": "It spans the Tarn. [1]"}
+    assert default_outcome({**base, "answerable": True, "default_refused": False})
+    assert not default_outcome({**base, "answerable": True, "default_refused": True})
+    assert default_outcome({**base, "answerable": False, "default_refused": True})
+    assert not default_outcome({**base, "answerable": False, "default_refused": False})

@@ -21,6 +21,7 @@ def findings(**changes):
         "repeated_exclusions": [],
         "verdicts": ["fully"],
         "answers_question": True,
+        "answer_stated": True,
     }
     return clean | changes
 
@@ -35,10 +36,20 @@ def test_a_clean_draft_fails_nothing_and_is_final() -> None:
 def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
     failures = failed_checks(
         **findings(
-            unmet_constraints=["2019"], repeated_exclusions=["Oslo"], verdicts=["not"], answers_question=False
+            unmet_constraints=["2019"],
+            repeated_exclusions=["Oslo"],
+            verdicts=["not"],
+            answers_question=False,
+            answer_stated=False,
         )
     )
-    assert [f["check"] for f in failures] == ["constraints", "exclusions", "support", "usefulness"]
+    assert [f["check"] for f in failures] == [
+        "constraints",
+        "exclusions",
+        "support",
+        "usefulness",
+        "unstated_answer",
+    ]
     assert [f["check"] for f in failures] == [c.name for c in ANSWER_CHECKS]
     assert "2019" in failures[0]["reason"] and "Oslo" in failures[1]["reason"]
 
@@ -52,8 +63,12 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
         (findings(repeated_exclusions=["Oslo"]), "regenerate_answer", "refuse"),
         # an unsupported sentence: write it again, then let later checks decide (here: none fail)
         (findings(verdicts=["fully", "not"]), "regenerate_answer", None),
-        # an answer beside the question: look again, then keep it (reported, not hidden)
-        (findings(answers_question=False), "usefulness_retry", None),
+        # an answer beside the question: look again, then refuse
+        (findings(answers_question=False), "usefulness_retry", "refuse"),
+        # a short answer no cited passage states: look again, then refuse
+        (findings(answer_stated=False), "usefulness_retry", "refuse"),
+        # no short answer named: nothing for that check to look for
+        (findings(answer_stated=None), None, None),
     ],
 )
 def test_each_check_acts_while_its_loop_has_room_and_then_as_it_says(found, with_room, spent) -> None:
