@@ -251,6 +251,11 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
+    refuse_unstated_short_answer: bool = Field(
+        False,
+        description="a draft whose short answer (the judge's) no passage states, title or text, accents "
+        "aside, retrieves again once and is then refused (the unstated_answer check; off: only recorded)",
+    )
     quote_on_rejection: bool = Field(
         False,
         description="when the support judge rejects a sentence stating the short answer, the model copies "

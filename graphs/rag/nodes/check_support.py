@@ -10,8 +10,9 @@ passages it cites, and an uncited claim has none (the small local judge would ot
 hallucination through); so is a sentence stating a number its cited passages and the question never
 state. The question's constraints (a year, an ordinal) must be stated near the short answer in a cited
 passage (``_constraints``). An answer naming only what the question asks for something other than
-("besides X", or the last answer after "what else?") is caught too (``_exclusions``), and so is a short
-answer that no passage the draft cites states (``answer_stated_in_cited_passages``). What each failure
+("besides X", or the last answer after "what else?") is caught too (``_exclusions``), and a short answer
+that no passage states is recorded (``answer_stated_in_passages``; acted on only with
+``graph.refuse_unstated_short_answer``). What each failure
 leads to is the answer-check registry's business (``graphs/rag/answer_checks.py``): this node records
 the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it.
 """
@@ -19,6 +20,7 @@ the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it
 from __future__ import annotations
 
 import functools
+import unicodedata
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -104,22 +106,26 @@ def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportV
     return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
 
 
-def answer_stated_in_cited_passages(
+def _without_accents(text: str) -> str:
+    """ "Mondelēz" and "Mondelez", "Zürich" and "Zurich" alike: a draft often drops its passage's accents."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def answer_stated_in_passages(
     short_answer: str, verdicts: list[SupportVerdict], state: RagState
 ) -> bool | None:
-    """Whether a passage cited by a sentence the judge kept states the judge's short answer (code, no
-    call); None when the judge named none (the usefulness check speaks for the draft) or kept no
-    sentence (the support check refuses it).
+    """Whether a passage of the context states the judge's short answer, in its text or its title,
+    accents aside (code, no call); None when the judge named none (the usefulness check speaks for the
+    draft) or kept no sentence (the support check refuses it).
 
     A small judge's short answer that no passage states is a sign the draft does not answer: it fills
-    the field with its prompt's example ("two years") or with a whole sentence of the draft. Yes/no
-    stands on any cited passage (``backed_short_answer``)."""
-    kept = [v for v in verdicts if v.verdict != "not"]
-    if not short_answer or not kept:
+    the field with its prompt's example ("two years") or with a whole sentence of the draft. Every
+    passage counts, not only the cited ones: a right answer that cites the neighbouring passage must not
+    be refused for it (issue 22, item 4). Yes/no stands on any passage (``backed_short_answer``)."""
+    if not short_answer or all(v.verdict == "not" for v in verdicts):
         return None
-    cited = {n for v in kept for n in v.citations}
-    passages = [p["text"] for p in state.get("context") or [] if p["n"] in cited]
-    return bool(backed_short_answer(short_answer, passages, tokenize))
+    passages = [_without_accents(f"{p.get('title') or ''}\n{p['text']}") for p in state.get("context") or []]
+    return bool(backed_short_answer(_without_accents(short_answer), passages, tokenize))
 
 
 def second_opinion_by_quote(
@@ -212,7 +218,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     constraints = constraint_check(state, short_answer, verdicts)
     excluded = facts_of(state).excluded
     repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
-    stated = answer_stated_in_cited_passages(short_answer, verdicts, state)
+    stated = answer_stated_in_passages(short_answer, verdicts, state)
     unmet = [] if "constraints" in checks_off else constraints["unmet"]
     repeated = [] if "exclusions" in checks_off else repeated
     failures = failed_checks(
@@ -237,7 +243,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             ],
             "answers_question": answers_question,
             "short_answer": short_answer,
-            "short_answer_in_cited_passages": stated,
+            "short_answer_in_passages": stated,
             "unstated_numbers": unstated,
             **({"quote_check": quoted} if quoted else {}),
             "constraints": constraints,
