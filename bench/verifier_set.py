@@ -54,10 +54,14 @@ def capture(split: str, limit: int, skip: int) -> None:
     from agent.eval.qa import qa_settings, write_corpus
     from agent.run_loop import turn_request
     from graphs.rag.graph import build_graph
-    from graphs.rag.nodes._llm import ask_structured, probability_yes
-    from graphs.rag.nodes._passages import format_passages
-    from graphs.rag.nodes._quote_check import Evidence, quote_fault
-    from graphs.rag.nodes._short_answer import backed_short_answer
+    from graphs.rag.nodes.check_answerable import probability_yes  # public node modules: import contract
+    from graphs.rag.nodes.check_support import (
+        Evidence,
+        ask_structured,
+        backed_short_answer,
+        format_passages,
+        quote_fault,
+    )
     from graphs.rag.resources import Resources
     from prompts import load_prompt
     from tools.knowledge_base.ingest import ingest
