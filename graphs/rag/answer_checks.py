@@ -2,8 +2,7 @@
 
 ``check_support`` gathers the findings (the judge's per-sentence verdicts and "answers the question", the
 question's constraints near the short answer, an excluded item given again, the short answer found in
-a cited passage) and records each check that
-fails as a ``FailedCheck``: its name, the action it asks for (write the answer again, or retrieve again)
+a passage) and records each check that fails as a ``FailedCheck``: its name, the action it asks for (write the answer again, or retrieve again)
 and what to do once that action's loop is spent (refuse, or let the later checks decide). The edge takes
 the first failed check whose loop still has room; a check that is spent and says "refuse" ends the turn.
 With nothing failed the answer is final, unless the judge found no sentence supported. A check whose
@@ -48,7 +47,7 @@ class AnswerCheck:
 
 # In the order the edge reads them: a missing year or edition first (the answer is about something else,
 # so regenerating cannot help), then an excluded item given again, then unsupported sentences, then an
-# answer that does not address the question, then a short answer that no cited passage states.
+# answer that does not address the question, then a short answer that no passage states.
 ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     AnswerCheck("constraints", "retrieve_again", "refuse"),
     AnswerCheck("exclusions", "regenerate", "refuse"),
@@ -97,7 +96,7 @@ def failed_checks(
     if answers_question is False:
         reasons["usefulness"] = "the judge found the answer does not address the question"
     if answer_stated is False:
-        reasons["unstated_answer"] = "no passage the answer cites states its short answer"
+        reasons["unstated_answer"] = "no passage states its short answer"
     return [
         FailedCheck(check=c.name, action=c.action, when_spent=c.when_spent, reason=reasons[c.name])
         for c in ANSWER_CHECKS
