@@ -49,7 +49,6 @@ def run_name(split: str, limit: int, condition: str) -> str:
 # a check fired on ("fired:<check>").
 SWITCHES: dict[str, tuple[list[str], str]] = {
     "regenerate_unsupported": (["graph.regenerate_unsupported=true"], "fired:support"),
-    "quote_on_rejection": (["graph.quote_on_rejection=true"], "fired:support"),
     "refuse_unstated_short_answer": (["graph.refuse_unstated_short_answer=true"], "fired:unstated_answer"),
 }
 

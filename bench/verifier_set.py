@@ -12,8 +12,9 @@ prompt cache still holds the passages):
 - ``p_yes``: one yes/no call per sentence (``prompts/answer_sentence_supported.md``: is it stated by the
   passages it cites, and does it answer the question?), P(yes) from one output token; the draft is
   kept when its best sentence reaches a cut-off calibrated on the calibration split;
-- ``copy``: the model copies the passage sentence stating the judge's short answer
-  (``prompts/quote_evidence.md``) and code checks the copy (``_quote_check.quote_fault``);
+- ``copy`` (items captured before session 18 only): the model copied the passage sentence stating the
+  judge's short answer and code checked the copy; it rescued no draft and was removed with
+  ``graph.quote_on_rejection``, so new captures no longer ask it;
 - ``code``: the judge's short answer is stated in a passage the draft cites (``backed_short_answer``), no call;
 - unions with the judge: kept when the judge keeps it or the other one does.
 
@@ -55,13 +56,7 @@ def capture(split: str, limit: int, skip: int) -> None:
     from agent.run_loop import turn_request
     from graphs.rag.graph import build_graph
     from graphs.rag.nodes.check_answerable import probability_yes  # public node modules: import contract
-    from graphs.rag.nodes.check_support import (
-        Evidence,
-        ask_structured,
-        backed_short_answer,
-        format_passages,
-        quote_fault,
-    )
+    from graphs.rag.nodes.check_support import backed_short_answer, format_passages
     from graphs.rag.resources import Resources
     from prompts import load_prompt
     from tools.knowledge_base.ingest import ingest
@@ -131,35 +126,19 @@ def capture(split: str, limit: int, skip: int) -> None:
                     p_yes.append(probability_yes(llm, load_prompt("answer_sentence_supported"), user, None))
                 p_yes_seconds = time.perf_counter() - t0
                 cited_all = sorted({n for v in verdicts for n in v["citations"] if n in passages})
-                copy_fault: str | None = "no short answer"
-                copy_seconds = 0.0
-                if short and cited_all:
-                    t0 = time.perf_counter()
-                    shown: list[Any] = [{"n": n, "text": passages[n]} for n in cited_all]
-                    user = f"{format_passages(shown)}\n\nQuestion: {question}\nAnswer: {short}"
-                    evidence, error = ask_structured(llm, Evidence, load_prompt("quote_evidence"), user, None)
-                    copy_fault = (
-                        error
-                        if evidence is None
-                        else quote_fault(
-                            evidence, {n: passages[n] for n in cited_all}, short, question, tokenize
-                        )
-                    )
-                    copy_seconds = time.perf_counter() - t0
                 item.update(
                     draft=draft, right=right, short_answer=short,
                     verdicts=[{"sentence": v["sentence"], "citations": v["citations"], "verdict": v["verdict"]} for v in verdicts],
                     answers_question=judged.get("answers_question"),
                     judge_keeps=any(v["verdict"] != "not" for v in verdicts),
                     p_yes=p_yes, p_yes_seconds=round(p_yes_seconds, 1),
-                    copy_fault=copy_fault, copy_seconds=round(copy_seconds, 1),
                     code_backed=bool(short) and bool(backed_short_answer(short, [passages[n] for n in cited_all], tokenize)),
                 )  # fmt: skip
             with partial.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(item, ensure_ascii=False) + "\n")
             print(
                 f"{example.qid} draft={judged is not None} right={item.get('right')} judge={item.get('judge_keeps')} "
-                f"p_yes={item.get('p_yes')} copy={item.get('copy_fault')} code={item.get('code_backed')} "
+                f"p_yes={item.get('p_yes')} code={item.get('code_backed')} "
                 f"{item['run_seconds']} s",
                 flush=True,
             )
@@ -178,17 +157,21 @@ def best_p(item: dict[str, Any]) -> float:
 
 def decisions(item: dict[str, Any], cut: float) -> dict[str, bool]:
     """Each verifier's verdict on the draft: kept (True) or refused."""
-    judge, copy, code = item["judge_keeps"], item["copy_fault"] is None, bool(item["code_backed"])
+    judge, code = item["judge_keeps"], bool(item["code_backed"])
     named_and_unstated = (
         bool(item["short_answer"]) and not code
     )  # the judge named a short answer no passage states
     p_yes = best_p(item) >= cut
-    return {
-        "judge": judge, "accept_all": True, "p_yes": p_yes, "copy": copy, "code": code,
-        "judge_or_copy": judge or copy, "judge_or_code": judge or code, "judge_or_p_yes": judge or p_yes,
+    kept = {
+        "judge": judge, "accept_all": True, "p_yes": p_yes, "code": code,
+        "judge_or_code": judge or code, "judge_or_p_yes": judge or p_yes,
         "judge_and_p_yes": judge and p_yes, "judge_and_code": judge and code,
         "judge_and_named_stated": judge and not named_and_unstated,
     }  # fmt: skip
+    if "copy_fault" in item:  # asked only before session 18
+        copy = item["copy_fault"] is None
+        kept.update(copy=copy, judge_or_copy=judge or copy)
+    return kept
 
 
 def table(items: list[dict[str, Any]], cut: float) -> dict[str, dict[str, Any]]:
@@ -197,7 +180,13 @@ def table(items: list[dict[str, Any]], cut: float) -> dict[str, dict[str, Any]]:
     rights = [i for i in drafted if i["right"]]
     wrongs = [i for i in drafted if not i["right"]]
     out: dict[str, dict[str, Any]] = {}
-    for name in decisions(drafted[0], cut) if drafted else []:
+    # a verifier is compared only where every draft was asked it (copy: captures before session 18)
+    names = (
+        [n for n in decisions(drafted[0], cut) if all(n in decisions(i, cut) for i in drafted)]
+        if drafted
+        else []
+    )
+    for name in names:
         kept_right = sum(decisions(i, cut)[name] for i in rights)
         refused_wrong = sum(not decisions(i, cut)[name] for i in wrongs)
         # Outcome: a kept right draft, or a refused draft to an unanswerable question; questions without

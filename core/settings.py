@@ -256,12 +256,6 @@ class GraphSettings(BaseModel):
         description="a draft whose short answer (the judge's) no passage states, title or text, accents "
         "aside, retrieves again once and is then refused (the unstated_answer check; off: only recorded)",
     )
-    quote_on_rejection: bool = Field(
-        False,
-        description="when the support judge rejects a sentence stating the short answer, the model copies "
-        "the passage sentence stating it and code checks the copy (one more call; a verified copy "
-        "restores the sentence instead of a regeneration)",
-    )
     # Measured by bench.ablation on the mixed report split's first 100 questions: regeneration fired on
     # 32, won 1 and lost 4 (it turned refusals of unanswerable questions into wrong answers) and cost
     # 0.63 LLM calls per question.

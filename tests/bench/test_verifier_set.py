@@ -56,3 +56,12 @@ def test_the_captured_default_is_scored_as_the_mixed_set_scores_a_run() -> None:
     assert not default_outcome({**base, "answerable": True, "default_refused": True})
     assert default_outcome({**base, "answerable": False, "default_refused": True})
     assert not default_outcome({**base, "answerable": False, "default_refused": False})
+
+
+def test_a_verifier_is_compared_only_on_splits_where_every_draft_was_asked_it() -> None:
+    old = item(True, judge=True, p=0.9, copy=True)
+    new = {key: value for key, value in item(False, judge=True, p=0.2).items() if key != "copy_fault"}
+    assert "judge_or_copy" in table([old], cut=0.5)
+    figures = table([old, new], cut=0.5)  # the copy was not asked after session 18
+    assert "copy" not in figures and "judge_or_copy" not in figures
+    assert figures["judge"]["right_drafts_kept"] == "1/1"

@@ -35,7 +35,6 @@ from graphs.rag.nodes._exclusions import repeated_exclusions
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
 from graphs.rag.nodes._question_facts import facts_of
-from graphs.rag.nodes._quote_check import Evidence, quote_fault
 from graphs.rag.nodes._short_answer import backed_short_answer, clean_short_answer
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -128,42 +127,6 @@ def answer_stated_in_passages(
     return bool(backed_short_answer(_without_accents(short_answer), passages, tokenize))
 
 
-def second_opinion_by_quote(
-    state: RagState,
-    verdicts: list[SupportVerdict],
-    short_answer: str,
-    config: RunnableConfig,
-    resources: Resources,
-) -> dict[str, Any]:
-    """The judge rejected a sentence stating the short answer: ask for the passage sentence that states
-    it, word for word, and restore the rejected sentences citing that passage when code finds the copy
-    there (``_quote_check``). The uncited and unstated-number checks still run after this."""
-    stating = [
-        v
-        for v in verdicts
-        if v.verdict == "not" and backed_short_answer(short_answer, [v.sentence], tokenize)
-    ]
-    if not stating:
-        return {"skipped": "no rejected sentence states the short answer"}
-    cited = {n for v in stating for n in v.citations}
-    shown = [p for p in state.get("context") or [] if p["n"] in cited]
-    if not shown:
-        return {"skipped": "the rejected sentences cite no passage"}
-    user = f"{format_passages(shown)}\n\nQuestion: {state['standalone_question']}\nAnswer: {short_answer}"
-    evidence, error = ask_structured(resources.llm, Evidence, load_prompt("quote_evidence"), user, config)
-    if evidence is None:
-        return {"error": error}
-    passages = {p["n"]: p["text"] for p in shown}
-    fault = quote_fault(evidence, passages, short_answer, state["standalone_question"], tokenize)
-    restored = 0
-    if fault is None:
-        for verdict in stating:
-            if evidence.passage in verdict.citations:
-                verdict.verdict = "fully"
-                restored += 1
-    return {"passage": evidence.passage, "quote": evidence.quote[:240], "fault": fault, "restored": restored}
-
-
 @records_step
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user, verdicts = judgement_prompt(state)
@@ -209,9 +172,6 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         verdict.verdict = given[f"sentence_{i}"]
     answers_question = bool(given["answers_question"])
     short_answer = clean_short_answer(given["short_answer"]) if answers_question else ""
-    quoted: dict[str, Any] = {}
-    if graph.quote_on_rejection and short_answer and any(v.verdict == "not" for v in verdicts):
-        quoted = second_opinion_by_quote(state, verdicts, short_answer, config, resources)
     if "uncited" not in checks_off:
         mark_uncited_unsupported(verdicts)
     unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
@@ -245,7 +205,6 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             "short_answer": short_answer,
             "short_answer_in_passages": stated,
             "unstated_numbers": unstated,
-            **({"quote_check": quoted} if quoted else {}),
             "constraints": constraints,
             "excluded": {"items": excluded, "repeated": repeated},
             "failed_checks": failures,
