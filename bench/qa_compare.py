@@ -4,7 +4,7 @@ Run from the repository root:
 
     .venv/bin/python -m bench.qa_compare bench/results/qa_hotpot_single.json bench/results/qa_hotpot_iterative.json
 
-For "answer contains the gold answer" and "refused", counts the questions only A got, only B got,
+For "answer contains the gold answer", "refused" and, on mixed-set runs, "outcome correct", counts the questions only A got, only B got,
 and the exact two-sided McNemar p-value over those discordant pairs (a binomial test at 1/2), plus
 the mean EM and F1 of each run over the shared questions and a sign test on F1. Either run may be a
 ``qa_<run>.partial.jsonl`` of a resumable run. Prints one JSON object; ``--save`` writes it.
@@ -72,6 +72,12 @@ def compare(path_a: Path, path_b: Path) -> dict:
             "b": round(sum(b[q]["f1"] for q in shared) / len(shared), 4),
         },
         "f1_better": paired_better(a, b, shared, "f1"),
+        # mixed-set runs: a right answer to an answerable question or a refusal of an unanswerable one
+        **(
+            {"outcome_correct": paired(a, b, "outcome_correct")}
+            if all("outcome_correct" in a[q] and "outcome_correct" in b[q] for q in shared)
+            else {}
+        ),
     }
 
 

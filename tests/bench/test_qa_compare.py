@@ -41,3 +41,18 @@ def test_a_resumable_runs_partial_lines_compare_like_a_finished_run(tmp_path: Pa
     partial.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     report = compare(a, partial)
     assert report["questions"] == 1 and report["em_mean"] == {"a": 1.0, "b": 0.0}
+
+
+def test_mixed_set_runs_are_also_paired_on_their_outcome(tmp_path: Path):
+    def mixed(path: Path, outcomes: list[bool]) -> Path:
+        rows = [
+            {"qid": f"q{i}", "contained": False, "refused": True, "f1": 0.0, "em": 0.0, "outcome_correct": o}
+            for i, o in enumerate(outcomes)
+        ]  # refusals: right only where the question is unanswerable
+        path.write_text(json.dumps({"results": rows}), encoding="utf-8")
+        return path
+
+    report = compare(mixed(tmp_path / "a.json", [True, False]), mixed(tmp_path / "b.json", [False, False]))
+    assert report["outcome_correct"] == {"a": 1, "b": 0, "only_a": 1, "only_b": 0, "mcnemar_p": 1.0}
+    plain = compare(_run(tmp_path / "c.json", [True]), _run(tmp_path / "d.json", [True]))
+    assert "outcome_correct" not in plain  # QA runs of answerable sets have no outcome to pair
