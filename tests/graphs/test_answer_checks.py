@@ -16,6 +16,7 @@ BOUNDS = GraphSettings(
     max_usefulness_retries=1,
     regenerate_unsupported=True,
     refuse_unstated_short_answer=True,
+    confirm_answer=True,
 )
 DEFAULTS = GraphSettings()
 
@@ -27,6 +28,7 @@ def findings(**changes):
         "verdicts": ["fully"],
         "answers_question": True,
         "answer_stated": True,
+        "answer_confirmed": True,
     }
     return clean | changes
 
@@ -46,6 +48,7 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
             verdicts=["not"],
             answers_question=False,
             answer_stated=False,
+            answer_confirmed=False,
         )
     )
     assert [f["check"] for f in failures] == [
@@ -54,6 +57,7 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
         "support",
         "usefulness",
         "unstated_answer",
+        "unconfirmed_answer",
     ]
     assert [f["check"] for f in failures] == [c.name for c in ANSWER_CHECKS]
     assert "2019" in failures[0]["reason"] and "Oslo" in failures[1]["reason"]
@@ -74,6 +78,10 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
         (findings(answer_stated=False), "usefulness_retry", "refuse"),
         # no short answer named: nothing for that check to look for
         (findings(answer_stated=None), None, None),
+        # the model's P(yes) under the cut-off for every sentence (switched on): look again, then refuse
+        (findings(answer_confirmed=False), "usefulness_retry", "refuse"),
+        # not asked (switched off, a hosted model, no probabilities): nothing to act on
+        (findings(answer_confirmed=None), None, None),
     ],
 )
 def test_each_check_acts_while_its_loop_has_room_and_then_as_it_says(found, with_room, spent) -> None:

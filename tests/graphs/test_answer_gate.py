@@ -6,35 +6,15 @@ The real model's judgement is tested in ``test_local_llm.py``; here a scripted m
 
 from __future__ import annotations
 
-import math
 from typing import Any
-
-from langchain_core.outputs import ChatResult
 
 from core.settings import load_settings
 from graphs.rag.nodes.check_answerable import check_answerable
 from graphs.rag.resources import Resources
-from tests.graphs.helpers import ScriptedChatModel, prompt_of
+from tests.graphs.helpers import ScriptedChatModel, ScriptedLocalModel
 
 PASSAGE = {"n": 1, "chunk_id": "c::0", "doc_id": "c", "source": "cup.md", "title": "Cup", "page": None,
            "url": None, "origin": "kb", "text": "The 2023 Harbour Cup was won by the Gulls."}  # fmt: skip
-
-
-class ScriptedLocalModel(ScriptedChatModel):
-    """Answers the gate's yes/no with P(yes) = ``p_yes``, reported as the local model reports it."""
-
-    p_yes: float = 0.5
-
-    def _generate(
-        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        result = super()._generate(messages, stop, run_manager, **kwargs)
-        if prompt_of(messages) == "passages_state_answer":
-            result.generations[0].message.response_metadata["first_token_logprobs"] = [
-                {"token": "yes", "logprob": math.log(self.p_yes)},
-                {"token": "no", "logprob": math.log(1 - self.p_yes)},
-            ]
-        return result
 
 
 class LocalResources(Resources):
@@ -42,7 +22,7 @@ class LocalResources(Resources):
 
 
 def run_gate(p_yes: float, language: str = "en", route: str = "single", **graph: Any):
-    llm = ScriptedLocalModel(p_yes=p_yes, replies={"passages_state_answer": "yes"})
+    llm = ScriptedLocalModel(p_yes={"passages_state_answer": p_yes}, replies={"passages_state_answer": "yes"})
     resources = LocalResources(load_settings(graph={"answer_gate": {}} | graph), llm=llm)
     state = {
         "standalone_question": "Who won the cup?",
@@ -110,7 +90,8 @@ def test_a_gated_question_is_retrieved_again_then_refused_without_an_answer_call
 
     monkeypatch.setattr(Resources, "llm_is_local", True)  # make_graph's Resources: treat the script as local
     llm = ScriptedLocalModel(
-        p_yes=0.05, replies={"passages_state_answer": "no", "rewrite_query": "annual leave"}
+        p_yes={"passages_state_answer": 0.05},
+        replies={"passages_state_answer": "no", "rewrite_query": "annual leave"},
     )
     graph, _ = make_graph(
         llm, reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2), graph={"answer_gate": {}}
@@ -124,7 +105,7 @@ def test_a_gated_question_is_retrieved_again_then_refused_without_an_answer_call
 def test_the_gate_is_off_by_default() -> None:
     # It did not carry over from the labelled set to the pipeline's contexts (docs/benchmarks.md).
     assert load_settings().graph.answer_gate is None
-    llm = ScriptedLocalModel(p_yes=0.01, replies={})
+    llm = ScriptedLocalModel(p_yes={"passages_state_answer": 0.01}, replies={})
     state = {
         "standalone_question": "Who won the cup?",
         "language": "en",

@@ -8,6 +8,9 @@ import pytest
 
 from core.answer import SupportVerdict
 from graphs.rag.nodes.check_support import answer_stated_in_passages
+from graphs.rag.resources import Resources
+from tests.graphs.helpers import ScriptedLocalModel, ScriptedReranker
+from tests.graphs.scripts import cite, nodes_run, run_turn, step, support
 
 PASSAGES = [
     {"n": 1, "text": "The Millau Viaduct spans the valley of the Tarn near Millau in southern France. "
@@ -61,3 +64,58 @@ def test_no_short_answer_or_no_kept_sentence_leaves_nothing_to_check() -> None:
     assert answer_stated_in_passages("", citing(1), state()) is None
     rejected = [SupportVerdict(sentence="…", citations=[1], verdict="not")]
     assert answer_stated_in_passages("two years", rejected, state()) is None  # the support check refuses it
+
+
+# The confirmation (``graph.confirm_answer``): the local model's P(yes) per sentence, against the cut-off.
+QUESTION = "How many days of annual leave do Northwind employees get?"
+
+
+def confirmed_turn(make_graph, monkeypatch, p_yes: float, local: bool = True, **graph: object):
+    monkeypatch.setattr(
+        Resources, "llm_is_local", local
+    )  # make_graph's Resources: the script as local or not
+    llm = ScriptedLocalModel(
+        p_yes={"answer_sentence_supported": p_yes},
+        replies={
+            "generate_answer": cite("Employees get 25 days of paid annual leave per year.", "25 days"),
+            "check_support": support("fully", short="25 days"),
+            "answer_sentence_supported": "yes" if p_yes >= 0.5 else "no",
+            "rewrite_query": "annual leave days",
+        },
+    )
+    graph_, _ = make_graph(llm, reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2), graph=graph)
+    return run_turn(graph_, QUESTION, route="single"), llm
+
+
+def test_a_draft_the_model_confirms_is_answered(make_graph, monkeypatch) -> None:
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.9, confirm_answer=True)
+    assert not state["refused"] and "25 days" in state["answer"]
+    confirmation = step(state, "check_support")["confirmation"]
+    assert confirmation["confirmed"] is True and confirmation["p_yes"] == [0.9]
+
+
+def test_a_draft_the_model_doubts_is_looked_up_again_then_refused(make_graph, monkeypatch) -> None:
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.3, confirm_answer=True)
+    assert state["refused"]
+    assert nodes_run(state).count("check_support") == 2 and "usefulness_retry" in nodes_run(state)
+    assert [f["check"] for f in step(state, "check_support")["failed_checks"]] == ["unconfirmed_answer"]
+
+
+def test_the_cut_off_is_a_setting(make_graph, monkeypatch) -> None:
+    state, _ = confirmed_turn(
+        make_graph, monkeypatch, p_yes=0.3, confirm_answer=True, confirm_answer_cutoff=0.25
+    )
+    assert not state["refused"]
+
+
+def test_off_by_default_nothing_is_asked(make_graph, monkeypatch) -> None:
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.01)
+    assert not state["refused"] and "answer_sentence_supported" not in llm.prompts_called()
+    assert "confirmation" not in step(state, "check_support")
+
+
+def test_a_hosted_model_is_not_asked(make_graph, monkeypatch) -> None:
+    # the cut-off is the local model's P(yes); a hosted model's would need its own
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.01, local=False, confirm_answer=True)
+    assert not state["refused"] and "answer_sentence_supported" not in llm.prompts_called()
+    assert step(state, "check_support")["confirmation"]["skipped"] == "not calibrated for a hosted model"
