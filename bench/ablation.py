@@ -49,7 +49,6 @@ def run_name(split: str, limit: int, condition: str) -> str:
 # a check fired on ("fired:<check>"), or all of them.
 SWITCHES: dict[str, tuple[list[str], str]] = {
     "regenerate_unsupported": (["graph.regenerate_unsupported=true"], "fired:support"),
-    "refuse_unstated_short_answer": (["graph.refuse_unstated_short_answer=true"], "fired:unstated_answer"),
     "confirm_answer": (["graph.confirm_answer=true"], "all"),  # asks on every draft: no check marks where
 }
 

@@ -251,11 +251,6 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
-    refuse_unstated_short_answer: bool = Field(
-        False,
-        description="a draft whose short answer (the judge's) no passage states, title or text, accents "
-        "aside, retrieves again once and is then refused (the unstated_answer check; off: only recorded)",
-    )
     confirm_answer: bool = Field(
         False,
         description="after the support judge, the local model's P(yes) that each sentence is stated by its "
@@ -276,7 +271,7 @@ class GraphSettings(BaseModel):
     checks_off: list[AnswerCheckName] = Field(
         default_factory=list,
         description="answer checks switched off (uncited, unstated_numbers, constraints, exclusions, "
-        "support, usefulness, unstated_answer): for measuring what each one does, not for everyday use",
+        "support, usefulness, unconfirmed_answer): for measuring what each one does, not for everyday use",
     )
     budget: QuestionBudget = Field(
         default_factory=QuestionBudget, description="per question; a request may set its own"

@@ -30,7 +30,6 @@ AnswerCheckName = Literal[
     "exclusions",
     "support",
     "usefulness",
-    "unstated_answer",
     "unconfirmed_answer",
 ]
 ANSWER_CHECK_NAMES: tuple[AnswerCheckName, ...] = get_args(AnswerCheckName)

@@ -58,11 +58,6 @@ ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     # judge said did not answer (three sets), the 3 right ones had every sentence rejected anyway and
     # the 2 it kept a sentence of answered unanswerable questions (bench.verifier_set).
     AnswerCheck("usefulness", "retrieve_again", "refuse"),
-    # The judge's short answer found in no passage, by code. On report questions 100-149 it refused
-    # wrong drafts the judge kept (5 won, 0 lost with the usefulness change, end to end); on the fresh
-    # 150-169 it refused two right answers (a name stated only by the title; a draft citing the
-    # neighbouring passage): off until its present form is measured on fresh questions.
-    AnswerCheck("unstated_answer", "retrieve_again", "refuse", acts_when="refuse_unstated_short_answer"),
     # The local model's P(yes) that a sentence is stated and answers the question, under the cut-off
     # calibrated on the calibration split; asked only while graph.confirm_answer is on (a call per sentence).
     AnswerCheck("unconfirmed_answer", "retrieve_again", "refuse", acts_when="confirm_answer"),
@@ -83,7 +78,6 @@ def failed_checks(
     repeated_exclusions: Sequence[str],
     verdicts: Sequence[str],
     answers_question: bool | None,
-    answer_stated: bool | None = None,
     answer_confirmed: bool | None = None,
     checks_off: Collection[str] = (),
 ) -> list[FailedCheck]:
@@ -99,8 +93,6 @@ def failed_checks(
         reasons["support"] = f"{verdicts.count('not')} of {len(verdicts)} sentences not supported"
     if answers_question is False:
         reasons["usefulness"] = "the judge found the answer does not address the question"
-    if answer_stated is False:
-        reasons["unstated_answer"] = "no passage states its short answer"
     if answer_confirmed is False:
         reasons["unconfirmed_answer"] = (
             "the model doubts every sentence answers the question from its passages"

@@ -15,7 +15,6 @@ BOUNDS = GraphSettings(
     max_support_retries=1,
     max_usefulness_retries=1,
     regenerate_unsupported=True,
-    refuse_unstated_short_answer=True,
     confirm_answer=True,
 )
 DEFAULTS = GraphSettings()
@@ -27,7 +26,6 @@ def findings(**changes):
         "repeated_exclusions": [],
         "verdicts": ["fully"],
         "answers_question": True,
-        "answer_stated": True,
         "answer_confirmed": True,
     }
     return clean | changes
@@ -47,7 +45,6 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
             repeated_exclusions=["Oslo"],
             verdicts=["not"],
             answers_question=False,
-            answer_stated=False,
             answer_confirmed=False,
         )
     )
@@ -56,7 +53,6 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
         "exclusions",
         "support",
         "usefulness",
-        "unstated_answer",
         "unconfirmed_answer",
     ]
     assert [f["check"] for f in failures] == [c.name for c in ANSWER_CHECKS]
@@ -74,10 +70,6 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
         (findings(verdicts=["fully", "not"]), "regenerate_answer", None),
         # an answer beside the question: look again, then refuse
         (findings(answers_question=False), "usefulness_retry", "refuse"),
-        # a short answer no passage states (switched on): look again, then refuse
-        (findings(answer_stated=False), "usefulness_retry", "refuse"),
-        # no short answer named: nothing for that check to look for
-        (findings(answer_stated=None), None, None),
         # the model's P(yes) under the cut-off for every sentence (switched on): look again, then refuse
         (findings(answer_confirmed=False), "usefulness_retry", "refuse"),
         # not asked (switched off, a hosted model, no probabilities): nothing to act on
@@ -157,11 +149,3 @@ def test_switching_the_support_check_off_keeps_the_draft_the_judge_half_rejected
     assert off.prompts_called().count("generate_answer_strict") == 0
     assert step(unchecked, "check_support")["checks_off"] == ["support"]
     assert "25 days" in unchecked["answer"] and not unchecked["refused"]
-
-
-def test_by_default_a_short_answer_no_passage_states_is_recorded_not_acted_on() -> None:
-    # Off until measured on fresh questions (it refused two right answers there): the ablation still
-    # finds the questions it fired on through the recorded failure.
-    failures = failed_checks(**findings(answer_stated=False))
-    assert [f["check"] for f in failures] == ["unstated_answer"]
-    assert next_step({}, failures, DEFAULTS) is None

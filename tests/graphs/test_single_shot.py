@@ -117,8 +117,7 @@ def test_a_short_answer_only_a_removed_sentence_stated_is_not_shown(make_graph, 
             "check_support": support("fully", "not", short="40 days"),
         }
     )
-    # finalize_answer alone: the check that would retrieve again for "40 days" is switched off
-    graph, _ = make_graph(llm, reranker=reranker, graph={"checks_off": ["unstated_answer"]})
+    graph, _ = make_graph(llm, reranker=reranker)
     state = run_turn(graph, QUESTION, route="single")
     assert "40" not in state["answer"] and state["short_answer"] == ""
     assert step(state, "finalize_answer")["short_answer_dropped"] is True
@@ -168,8 +167,7 @@ def test_a_sentence_with_a_figure_its_passage_never_states_is_unsupported(make_g
             "check_support": support("fully", short="30 days"),
         }
     )
-    # the number check alone: "30 days" in no passage would also fail the short-answer check
-    graph, _ = make_graph(llm, reranker=reranker, graph={"checks_off": ["unstated_answer"]})
+    graph, _ = make_graph(llm, reranker=reranker)
     state = run_turn(graph, QUESTION, route="single")
     assert state["refused"]  # the judge said 'fully'; the figure is nowhere in the passage
     assert list(step(state, "check_support")["unstated_numbers"].values()) == [["30"]]

@@ -10,9 +10,8 @@ passages it cites, and an uncited claim has none (the small local judge would ot
 hallucination through); so is a sentence stating a number its cited passages and the question never
 state. The question's constraints (a year, an ordinal) must be stated near the short answer in a cited
 passage (``_constraints``). An answer naming only what the question asks for something other than
-("besides X", or the last answer after "what else?") is caught too (``_exclusions``), and a short answer
-that no passage states is recorded (``answer_stated_in_passages``; acted on only with
-``graph.refuse_unstated_short_answer``). With ``graph.confirm_answer`` the local model is also asked, per
+("besides X", or the last answer after "what else?") is caught too (``_exclusions``). With
+``graph.confirm_answer`` the local model is also asked, per
 sentence, whether it is stated and answers the question, and P(yes) is read from one token
 (``answer_confirmation``). What each failure
 leads to is the answer-check registry's business (``graphs/rag/answer_checks.py``): this node records
@@ -22,7 +21,6 @@ the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it
 from __future__ import annotations
 
 import functools
-import unicodedata
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -37,12 +35,11 @@ from graphs.rag.nodes._exclusions import repeated_exclusions
 from graphs.rag.nodes._llm import ask_structured, probability_yes
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
 from graphs.rag.nodes._question_facts import facts_of
-from graphs.rag.nodes._short_answer import backed_short_answer, clean_short_answer
+from graphs.rag.nodes._short_answer import clean_short_answer
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
-from tools.knowledge_base.sparse import tokenize
 
 
 @functools.lru_cache(maxsize=64)
@@ -105,28 +102,6 @@ def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportV
     cited = {n for v in verdicts for n in v.citations}
     passages = [p["text"] for p in state.get("context") or [] if p["n"] in cited]
     return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
-
-
-def _without_accents(text: str) -> str:
-    """ "Mondelēz" and "Mondelez", "Zürich" and "Zurich" alike: a draft often drops its passage's accents."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-
-
-def answer_stated_in_passages(
-    short_answer: str, verdicts: list[SupportVerdict], state: RagState
-) -> bool | None:
-    """Whether a passage of the context states the judge's short answer, in its text or its title,
-    accents aside (code, no call); None when the judge named none (the usefulness check speaks for the
-    draft) or kept no sentence (the support check refuses it).
-
-    A small judge's short answer that no passage states is a sign the draft does not answer: it fills
-    the field with its prompt's example ("two years") or with a whole sentence of the draft. Every
-    passage counts, not only the cited ones: a right answer that cites the neighbouring passage must not
-    be refused for it (issue 22, item 4). Yes/no stands on any passage (``backed_short_answer``)."""
-    if not short_answer or all(v.verdict == "not" for v in verdicts):
-        return None
-    passages = [_without_accents(f"{p.get('title') or ''}\n{p['text']}") for p in state.get("context") or []]
-    return bool(backed_short_answer(_without_accents(short_answer), passages, tokenize))
 
 
 def confirmation_prompt(question: str, sentence: str, cited: list[Any]) -> tuple[str, str]:
@@ -222,7 +197,6 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     constraints = constraint_check(state, short_answer, verdicts)
     excluded = facts_of(state).excluded
     repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
-    stated = answer_stated_in_passages(short_answer, verdicts, state)
     confirmation: dict[str, Any] = {}
     if (
         graph.confirm_answer
@@ -237,7 +211,6 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         repeated_exclusions=repeated,
         verdicts=[v.verdict for v in verdicts],
         answers_question=answers_question,
-        answer_stated=stated,
         answer_confirmed=confirmation.get("confirmed"),
         checks_off=checks_off,
     )
@@ -255,7 +228,6 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             ],
             "answers_question": answers_question,
             "short_answer": short_answer,
-            "short_answer_in_passages": stated,
             **({"confirmation": confirmation} if confirmation else {}),
             "unstated_numbers": unstated,
             "constraints": constraints,
