@@ -45,11 +45,10 @@ def run_name(split: str, limit: int, condition: str) -> str:
     return f"mixed_{split}_ablation{limit}_{condition}"  # a rerun's file is named by its condition
 
 
-# Settings switched on, each rerun on the baseline's questions it can change: those of a route, those
-# a check fired on ("fired:<check>"), or all of them.
+# Settings switched on, each rerun on the baseline's questions it can change: those of a route, or those
+# a check fired on ("fired:<check>").
 SWITCHES: dict[str, tuple[list[str], str]] = {
     "regenerate_unsupported": (["graph.regenerate_unsupported=true"], "fired:support"),
-    "confirm_answer": (["graph.confirm_answer=true"], "all"),  # asks on every draft: no check marks where
 }
 
 
@@ -110,9 +109,7 @@ def with_reruns(
 
 
 def affected_by(base: dict[str, dict[str, Any]], selector: str) -> list[str]:
-    """The baseline's questions a switch can change: ``fired:<check>``, a route's name, or ``all``."""
-    if selector == "all":
-        return list(base)
+    """The baseline's questions a switch can change: ``fired:<check>`` or a route's name."""
     if selector.startswith("fired:"):
         return fired_on(base, selector.removeprefix("fired:"))
     return [q for q, r in base.items() if r.get("route") == selector]

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, create_model
 
 from core.answer import SupportVerdict
 from core.vocabulary import JudgedSupport
-from graphs.rag.answer_checks import failed_checks
+from graphs.rag.answer_checks import failed_checks, next_step
 from graphs.rag.nodes._citations import answer_sentences
 from graphs.rag.nodes._constraints import unmet_constraints, unstated_numbers
 from graphs.rag.nodes._exclusions import repeated_exclusions
@@ -197,23 +197,25 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     constraints = constraint_check(state, short_answer, verdicts)
     excluded = facts_of(state).excluded
     repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
+    unmet = [] if "constraints" in checks_off else constraints["unmet"]
+    repeated = [] if "exclusions" in checks_off else repeated
+    findings: dict[str, Any] = {
+        "unmet_constraints": unmet,
+        "repeated_exclusions": repeated,
+        "verdicts": [v.verdict for v in verdicts],
+        "answers_question": answers_question,
+        "checks_off": checks_off,
+    }
+    failures = failed_checks(**findings)
     confirmation: dict[str, Any] = {}
     if (
         graph.confirm_answer
         and "unconfirmed_answer" not in checks_off
         and any(v.verdict != "not" for v in verdicts)
+        and next_step(state, failures, graph) is None  # only a draft that would be shown: its calls are dear
     ):
         confirmation = answer_confirmation(state, verdicts, config, resources)
-    unmet = [] if "constraints" in checks_off else constraints["unmet"]
-    repeated = [] if "exclusions" in checks_off else repeated
-    failures = failed_checks(
-        unmet_constraints=unmet,
-        repeated_exclusions=repeated,
-        verdicts=[v.verdict for v in verdicts],
-        answers_question=answers_question,
-        answer_confirmed=confirmation.get("confirmed"),
-        checks_off=checks_off,
-    )
+        failures = failed_checks(**findings, answer_confirmed=confirmation.get("confirmed"))
     return {
         "support": [v.model_dump() for v in verdicts],
         "answers_question": answers_question,
