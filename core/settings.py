@@ -252,9 +252,11 @@ class GraphSettings(BaseModel):
     )
     multi_queries: int = Field(3, ge=2, le=5)
     # On 60 report questions no earlier run had seen (bench.mixed_set, fresh170): 2 won, 0 lost (outcome
-    # 0.617 -> 0.650; unanswerable answered 8 -> 6 of 23), +1.17 LLM calls per question, p50 +1.9 s.
+    # 0.617 -> 0.650), +1.17 LLM calls per question. Off: it refused the bundled handbook's right
+    # follow-up answer ("5 days" carried over, P(yes) 0.62) and kept a wrong one (annual leave for sick
+    # leave, 0.77); the quality gate's 16 questions: 1 won, 1 lost. The cut-off needs more drafts.
     confirm_answer: bool = Field(
-        True,
+        False,
         description="after the support judge, the local model's P(yes) that each sentence is stated by its "
         "passages and answers the question, asked when no other check acts on the draft; a draft whose best "
         "sentence stays under confirm_answer_cutoff retrieves again once, then is refused (the "

@@ -28,27 +28,29 @@ def confirmed_turn(make_graph, monkeypatch, p_yes: float, local: bool = True, **
     return run_turn(graph_, QUESTION, route="single"), llm
 
 
-def test_by_default_a_draft_the_model_confirms_is_answered(make_graph, monkeypatch) -> None:
-    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.9)
+def test_a_draft_the_model_confirms_is_answered(make_graph, monkeypatch) -> None:
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.9, confirm_answer=True)
     assert not state["refused"] and "25 days" in state["answer"]
     confirmation = step(state, "check_support")["confirmation"]
     assert confirmation["confirmed"] is True and confirmation["p_yes"] == [0.9]
 
 
 def test_a_draft_the_model_doubts_is_looked_up_again_then_refused(make_graph, monkeypatch) -> None:
-    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.3)
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.3, confirm_answer=True)
     assert state["refused"]
     assert nodes_run(state).count("check_support") == 2 and "usefulness_retry" in nodes_run(state)
     assert [f["check"] for f in step(state, "check_support")["failed_checks"]] == ["unconfirmed_answer"]
 
 
 def test_the_cut_off_is_a_setting(make_graph, monkeypatch) -> None:
-    state, _ = confirmed_turn(make_graph, monkeypatch, p_yes=0.3, confirm_answer_cutoff=0.25)
+    state, _ = confirmed_turn(
+        make_graph, monkeypatch, p_yes=0.3, confirm_answer=True, confirm_answer_cutoff=0.25
+    )
     assert not state["refused"]
 
 
-def test_switched_off_nothing_is_asked(make_graph, monkeypatch) -> None:
-    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.01, confirm_answer=False)
+def test_off_by_default_nothing_is_asked(make_graph, monkeypatch) -> None:
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.01)
     assert not state["refused"] and "answer_sentence_supported" not in llm.prompts_called()
     assert "confirmation" not in step(state, "check_support")
 
@@ -66,7 +68,8 @@ def test_a_draft_another_check_already_sends_back_is_not_asked(make_graph, monke
             "rewrite_query": "annual leave days 2019",
         },
     )
-    graph, _ = make_graph(llm, reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2))
+    reranker = ScriptedReranker({"handbook::c0": 0.9}, default=0.2)
+    graph, _ = make_graph(llm, reranker=reranker, graph={"confirm_answer": True})
     state = run_turn(
         graph, "How many days of annual leave did Northwind employees get in 2019?", route="single"
     )
@@ -75,6 +78,6 @@ def test_a_draft_another_check_already_sends_back_is_not_asked(make_graph, monke
 
 def test_a_hosted_model_is_not_asked(make_graph, monkeypatch) -> None:
     # the cut-off is the local model's P(yes); a hosted model's would need its own
-    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.01, local=False)
+    state, llm = confirmed_turn(make_graph, monkeypatch, p_yes=0.01, local=False, confirm_answer=True)
     assert not state["refused"] and "answer_sentence_supported" not in llm.prompts_called()
     assert step(state, "check_support")["confirmation"]["skipped"] == "not calibrated for a hosted model"
