@@ -43,6 +43,12 @@ if str(ROOT) not in sys.path:
 
 from bench.partials import partial_path  # noqa: E402
 
+# Public node modules only (the import contract); imported here, not in capture(), so that importing
+# this module (as its tests do) fails when one of them stops providing a name.
+from graphs.rag.nodes.check_answerable import probability_yes  # noqa: E402
+from graphs.rag.nodes.check_support import confirmation_prompt  # noqa: E402
+from graphs.rag.nodes.finalize_answer import backed_short_answer  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results"
 HOME = ROOT / ".ragpilot-bench"
 SEED = 0
@@ -55,8 +61,6 @@ def capture(split: str, limit: int, skip: int) -> None:
     from agent.eval.qa import qa_settings, write_corpus
     from agent.run_loop import turn_request
     from graphs.rag.graph import build_graph
-    from graphs.rag.nodes.check_answerable import probability_yes  # public node modules: import contract
-    from graphs.rag.nodes.check_support import backed_short_answer, confirmation_prompt
     from graphs.rag.resources import Resources
     from tools.knowledge_base.ingest import ingest
     from tools.knowledge_base.knowledge_base import KnowledgeBase
