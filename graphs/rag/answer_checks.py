@@ -1,8 +1,8 @@
 """The checks an answer draft must pass before it is shown: one registry, read by ``routing.after_support``.
 
 ``check_support`` gathers the findings (the judge's per-sentence verdicts and "answers the question", the
-question's constraints near the short answer, an excluded item given again, the short answer found in
-a passage) and records each check that fails as a ``FailedCheck``: its name, the action it asks for (write the answer again, or retrieve again)
+question's constraints near the short answer, an excluded item given again, and, when switched on, the
+local model's confirmation) and records each check that fails as a ``FailedCheck``: its name, the action it asks for (write the answer again, or retrieve again)
 and what to do once that action's loop is spent (refuse, or let the later checks decide). The edge takes
 the first failed check whose loop still has room; a check that is spent and says "refuse" ends the turn.
 With nothing failed the answer is final, unless the judge found no sentence supported. A check whose
@@ -47,7 +47,7 @@ class AnswerCheck:
 
 # In the order the edge reads them: a missing year or edition first (the answer is about something else,
 # so regenerating cannot help), then an excluded item given again, then unsupported sentences, then an
-# answer that does not address the question, then a short answer that no passage states.
+# answer that does not address the question, then an answer the local model does not confirm.
 ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     AnswerCheck("constraints", "retrieve_again", "refuse"),
     AnswerCheck("exclusions", "regenerate", "refuse"),
