@@ -251,6 +251,26 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
+    # Off: it rescues the bundled handbook's demo follow-up (written from it), but outside the handbook
+    # it fired on 3 questions (1 of 60 fresh report questions, 2 of 9 follow-ups) and changed none
+    # (docs/benchmarks.md, session 19).
+    narrow_after_not_found: int | None = Field(
+        None,
+        ge=1,
+        le=20,
+        description="after the generator says NOT_FOUND, the retrieval that follows keeps only this many "
+        "of the best strips (single route; a 1.5B reader misses a stated answer among same-topic "
+        "sentences), so the retry does not ask the identical prompt again; None = off",
+    )
+    # Relevance first, measured on the 60 fresh report questions (bench.mixed_set, fresh170; same code
+    # otherwise, same day): 2 won, 0 lost (outcome 0.600 -> 0.633), no extra LLM call; it also answers
+    # the handbook's sick-leave question with the sick-leave sentence (docs/benchmarks.md, session 19).
+    context_order: Literal["document", "relevance"] = Field(
+        "relevance",
+        description="the order of the refined passages the generator reads: 'document' (each document's "
+        "chunks in document order, documents by their best hit) or 'relevance' (the passage holding the "
+        "best-scoring strip first)",
+    )
     # On 60 report questions no earlier run had seen (bench.mixed_set, fresh170): 2 won, 0 lost (outcome
     # 0.617 -> 0.650), +1.17 LLM calls per question. Off: it refused the bundled handbook's right
     # follow-up answer ("5 days" carried over, P(yes) 0.62) and kept a wrong one (annual leave for sick

@@ -146,6 +146,8 @@ class RagState(TypedDict, total=False):
     previous_context: list[ContextPassage]  # the last turn's context, for follow-ups
     previous_short_answer: str  # what the last turn answered ("what else?" asks for something other)
     reused_previous_context: Annotated[bool, PerTurn(False, on_retrieval=True)]
+    # the generator said NOT_FOUND on this turn's earlier context: the next refinement keeps fewer strips
+    narrow_context: Annotated[bool, PerTurn(False)]
 
     # IRCoT.
     reasoning: Annotated[list[str], PerTurn([])]

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from graphs.rag.nodes.refine_passages import decompose, recompose, score_strips, select_strips
+from graphs.rag.nodes.refine_passages import (
+    decompose,
+    narrow,
+    recompose,
+    relevance_order,
+    score_strips,
+    select_strips,
+)
 from tools.knowledge_base.records import Hit
 
 
@@ -74,3 +81,40 @@ def test_gaps_between_kept_strips_are_marked(embedder) -> None:
 def test_the_token_budget_caps_the_context(embedder) -> None:
     texts, _ = kept_strips("annual leave days carried over", embedder, budget=20)
     assert sum(embedder.count_tokens(t) for t in texts) <= 20 or len(texts) == 1
+
+
+def test_relevance_order_puts_the_passage_with_the_best_strip_first(embedder) -> None:
+    # A clinic leaflet (not the handbook): the second passage answers, the first only shares words.
+    passages = [
+        hit(
+            "clinic::c0",
+            "Adults may book 4 physiotherapy sessions per year. The waiting room opens at eight.",
+        ),
+        hit("clinic::c1", "Children may book 10 dental check-ups per year. Parents must sign the form."),
+    ]
+    strips = decompose(passages)
+    scores = score_strips(strips, ["How many dental check-ups may children book per year?"], embedder)
+    kept = list(range(len(strips)))  # every strip kept, so that only the order is under test
+    assert [p["chunk_id"] for p in recompose(passages, strips, kept)][0] == "clinic::c0"  # document order
+    ordered = recompose(passages, strips, kept, relevance_order(strips, kept, scores))
+    assert [p["chunk_id"] for p in ordered][0] == "clinic::c1"
+    assert [p["n"] for p in ordered] == list(range(1, len(ordered) + 1))
+
+
+def test_relevance_order_keeps_a_single_passage_as_it_is(embedder) -> None:
+    strips = decompose(PASSAGES[:1])
+    scores = score_strips(strips, ["When does the parking garage close?"], embedder)
+    kept = select_strips(scores, strips, 1000, embedder.count_tokens)
+    assert relevance_order(strips, kept, scores) == [0]
+
+
+def test_narrowing_keeps_the_best_strips_in_document_order(embedder) -> None:
+    strips = decompose(PASSAGES)
+    scores = score_strips(strips, ["How many unused leave days can be carried over?"], embedder)
+    kept = list(range(len(strips)))
+    narrowed = narrow(scores, strips, kept, 2)
+    assert len(narrowed) == 2 and set(narrowed) <= set(kept)
+    texts = [strips[i].text for i in narrowed]
+    assert "Up to five unused leave days can be carried over into the next year." in texts
+    assert narrowed == sorted(narrowed, key=lambda i: (strips[i].passage, strips[i].position))
+    assert narrow(scores, strips, kept, 50) == kept  # never more than were kept

@@ -184,3 +184,20 @@ def test_a_yes_or_no_short_answer_to_a_question_not_asking_for_one_is_not_shown(
     state = run_turn(graph, QUESTION, route="single")
     assert state["short_answer"] == "" and "25 days" in state["answer"]
     assert step(state, "finalize_answer")["short_answer_dropped"] is True
+
+
+@pytest.mark.parametrize("narrow_to", [None, 1])
+def test_after_not_found_the_retry_reads_only_the_best_strips_when_asked(
+    make_graph, reranker, narrow_to
+) -> None:
+    llm = ScriptedChatModel(replies={"generate_answer": "NOT_FOUND", "rewrite_query": "annual leave days"})
+    graph, _ = make_graph(llm, reranker=reranker, graph={"narrow_after_not_found": narrow_to})
+    state = run_turn(graph, QUESTION, route="single")
+    assert state["refused"] and nodes_run(state).count("usefulness_retry") == 1
+    first, retry = [s["decision"] for s in state["steps"] if s["node"] == "refine_passages"]
+    assert first["narrowed_to"] is None  # the first reading is never narrowed
+    assert retry["narrowed_to"] == narrow_to
+    if narrow_to is not None:
+        assert retry["strips_kept"] == 1 < first["strips_kept"]
+    else:
+        assert retry["strips_kept"] == first["strips_kept"]

@@ -1,4 +1,4 @@
-"""CRAG's decompose-then-recompose: cut passages into strips, keep the relevant ones in document order.
+"""CRAG's decompose-then-recompose: cut passages into strips, keep the relevant ones, best passage first.
 
 A strip is a sentence (very short sentences are joined to the next; table rows stay whole). Each strip
 is scored against the question (and, on the iterative route, the reasoning sentences) two ways: BM25
@@ -8,9 +8,11 @@ its BM25 score is at least ``LEXICAL_KEEP`` of the best, or its cosine is within
 the best cosine (e5 cosines sit in a narrow band, so a margin reads them better than a ratio; the
 dense side also carries cross-lingual questions, where BM25 sees nothing). Relevant strips are taken
 best first (their mixed score) until the context token budget is spent, then put back in document
-order; passages left without a strip never reach the prompt. No LLM call. (Whole passages on the
-iterative route, so that a later hop's passage about the bridge entity is not cut for scoring low
-against the question, were measured on 26 iterative questions: none won, one lost for good — the
+order; passages left without a strip never reach the prompt. The passages go best strip first
+(``graph.context_order: relevance``, the default) or in the retrieval's order (``document``); after the
+generator's NOT_FOUND, ``graph.narrow_after_not_found`` keeps only the best few strips. No LLM call.
+(Whole passages on the iterative route, so that a later hop's passage about the bridge entity is not
+cut for scoring low against the question, were measured on 26 iterative questions: none won, one lost for good — the
 longer context misled the 1.5B reader; docs/benchmarks.md, session 16.) Injected instructions are not
 filtered here: retrieved text reaches a prompt only inside ``<passage>`` delimiters it cannot close, as
 data (``_passages``); a regex filter that stood here caught 0 of 12 injections written after it was
@@ -160,13 +162,40 @@ def select_strips(
     return sorted(kept, key=lambda i: (strips[i].passage, strips[i].position))
 
 
-def recompose(passages: Sequence[Hit], strips: Sequence[Strip], kept: Sequence[int]) -> list[ContextPassage]:
-    """Numbered context passages: each passage's kept strips in order, '…' marking a gap."""
+def narrow(scores: StripScores, strips: Sequence[Strip], kept: Sequence[int], count: int) -> list[int]:
+    """The ``count`` best of the kept strips, back in document order: the context of a retry after the
+    generator said NOT_FOUND. On the handbook, "How many of the 25 days of annual leave can be carried
+    over?" got NOT_FOUND with the annual-leave paragraph's three sentences and its answer with two of
+    them: the same-topic sentence between hid the stated answer from the 1.5B reader."""
+    best = sorted(kept, key=lambda i: -float(scores.mixed[i]))[:count]
+    return sorted(best, key=lambda i: (strips[i].passage, strips[i].position))
+
+
+def relevance_order(strips: Sequence[Strip], kept: Sequence[int], scores: StripScores) -> list[int]:
+    """The indices of the passages holding a kept strip, the passage with the best strip first (ties keep
+    the passages' own order). A 1.5B reader answers from passage [1] far more often than from [2]: with
+    the handbook's annual-leave chunk first (document order) it answered the sick-leave question with
+    the annual-leave sentence, though the sick-leave chunk scored 0.86 and the other 0.02."""
+    best: dict[int, float] = {}
+    for i in kept:
+        passage = strips[i].passage
+        best[passage] = max(best.get(passage, float("-inf")), float(scores.mixed[i]))
+    return sorted(best, key=lambda passage: (-best[passage], passage))
+
+
+def recompose(
+    passages: Sequence[Hit],
+    strips: Sequence[Strip],
+    kept: Sequence[int],
+    passage_order: Sequence[int] | None = None,
+) -> list[ContextPassage]:
+    """Numbered context passages: each passage's kept strips in order, '…' marking a gap; the passages
+    in ``passage_order`` (indices into ``passages``), by default their own order."""
     by_passage: dict[int, list[Strip]] = {}
     for i in kept:
         by_passage.setdefault(strips[i].passage, []).append(strips[i])
     context: list[ContextPassage] = []
-    for index in sorted(by_passage):
+    for index in passage_order if passage_order is not None else sorted(by_passage):
         text = ""
         last = -1
         for strip in by_passage[index]:
@@ -192,7 +221,18 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
     kept = select_strips(scores, strips, resources.options.max_context_tokens, embedder.count_tokens)
-    context = recompose(passages, strips, kept)
+    narrow_to = resources.options.graph.narrow_after_not_found
+    narrowed = (
+        bool(state.get("narrow_context")) and narrow_to is not None and state.get("route") != "iterative"
+    )
+    if narrowed and narrow_to is not None:
+        kept = narrow(scores, strips, kept, narrow_to)
+    order = (
+        relevance_order(strips, kept, scores)
+        if resources.options.graph.context_order == "relevance"
+        else None
+    )
+    context = recompose(passages, strips, kept, order)
     kept_passages = {strips[k].passage for k in kept}
     kept_strips: list[dict[str, Any]] = [
         {
@@ -210,6 +250,7 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
             "passages": len(passages),
             "strips": len(strips),
             "strips_kept": len(kept),
+            "narrowed_to": narrow_to if narrowed else None,
             "passages_kept": len(context),
             "dropped_passages": [p.chunk_id for i, p in enumerate(passages) if i not in kept_passages],
             "kept": [{**s, "text": s["text"][:120]} for s in kept_strips],

@@ -22,8 +22,12 @@ def usefulness_retry(state: RagState, config: RunnableConfig, *, resources: Reso
         else "the answer written from the passages found did not address the question"
     )
     query = rewritten_query(state, config, resources, why)
+    narrow = (
+        bool(state.get("generator_refused")) and resources.options.graph.narrow_after_not_found is not None
+    )
     return {
         **turn_defaults(retrieval_only=True),
+        "narrow_context": narrow,
         "usefulness_retries": counter,
         "queries": [query],
         "decision": {
@@ -32,5 +36,6 @@ def usefulness_retry(state: RagState, config: RunnableConfig, *, resources: Reso
             "counter": counter,
             "bound": resources.options.graph.max_usefulness_retries,
             "query": query,
+            "narrow_context": narrow,
         },
     }
