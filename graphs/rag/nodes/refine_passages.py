@@ -159,7 +159,12 @@ def select_strips(
             continue
         kept.append(int(i))
         used += cost
-    return sorted(kept, key=lambda i: (strips[i].passage, strips[i].position))
+    return in_document_order(strips, kept)
+
+
+def in_document_order(strips: Sequence[Strip], indices: Sequence[int]) -> list[int]:
+    """Strip indices sorted by passage, then by position within it."""
+    return sorted(indices, key=lambda i: (strips[i].passage, strips[i].position))
 
 
 def narrow(scores: StripScores, strips: Sequence[Strip], kept: Sequence[int], count: int) -> list[int]:
@@ -167,8 +172,7 @@ def narrow(scores: StripScores, strips: Sequence[Strip], kept: Sequence[int], co
     generator said NOT_FOUND. On the handbook, "How many of the 25 days of annual leave can be carried
     over?" got NOT_FOUND with the annual-leave paragraph's three sentences and its answer with two of
     them: the same-topic sentence between hid the stated answer from the 1.5B reader."""
-    best = sorted(kept, key=lambda i: -float(scores.mixed[i]))[:count]
-    return sorted(best, key=lambda i: (strips[i].passage, strips[i].position))
+    return in_document_order(strips, sorted(kept, key=lambda i: -float(scores.mixed[i]))[:count])
 
 
 def relevance_order(strips: Sequence[Strip], kept: Sequence[int], scores: StripScores) -> list[int]:
@@ -221,11 +225,13 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
     kept = select_strips(scores, strips, resources.options.max_context_tokens, embedder.count_tokens)
-    narrow_to = resources.options.graph.narrow_after_not_found
-    narrowed = (
-        bool(state.get("narrow_context")) and narrow_to is not None and state.get("route") != "iterative"
+    # usefulness_retry sets narrow_context only when graph.narrow_after_not_found is set
+    narrow_to = (
+        resources.options.graph.narrow_after_not_found
+        if state.get("narrow_context") and state.get("route") != "iterative"
+        else None
     )
-    if narrowed and narrow_to is not None:
+    if narrow_to is not None:
         kept = narrow(scores, strips, kept, narrow_to)
     order = (
         relevance_order(strips, kept, scores)
@@ -250,7 +256,7 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
             "passages": len(passages),
             "strips": len(strips),
             "strips_kept": len(kept),
-            "narrowed_to": narrow_to if narrowed else None,
+            "narrowed_to": narrow_to,
             "passages_kept": len(context),
             "dropped_passages": [p.chunk_id for i, p in enumerate(passages) if i not in kept_passages],
             "kept": [{**s, "text": s["text"][:120]} for s in kept_strips],
