@@ -251,6 +251,15 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
+    # Off until measured on questions it was not written from (docs/benchmarks.md, session 20).
+    not_found_min_probability: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="the local generator's NOT_FOUND stands only when its first token carries at least "
+        "this probability; below it, the most likely answer is written instead and checked like any "
+        "draft (a refusal is one token, an answer spreads over many first tokens); None = greedy decides",
+    )
     # Off: it rescues the bundled handbook's demo follow-up (written from it), but outside the handbook
     # it fired on 3 questions (1 of 60 fresh report questions, 2 of 9 follow-ups) and changed none
     # (docs/benchmarks.md, session 19).

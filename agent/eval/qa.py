@@ -98,6 +98,10 @@ class QuestionResult(BaseModel):
         default_factory=list,
         description="answer checks that found a fault in any draft of the run (what switching one off can change)",
     )
+    not_found_masked: int = Field(
+        0,
+        description="answer calls whose unlikely NOT_FOUND gave way to an answer (graph.not_found_min_probability)",
+    )
     llm_calls: int = 0
     total_ms: float = 0.0
     error: str | None = None
@@ -227,6 +231,12 @@ def checks_fired(steps: Sequence[dict[str, Any]]) -> list[str]:
     return sorted(fired)
 
 
+def not_found_masked(steps: Sequence[dict[str, Any]]) -> int:
+    """How many answer calls had their unlikely NOT_FOUND masked: a run where it is 0 is the same run with
+    ``graph.not_found_min_probability`` off, so a comparison reruns only the others."""
+    return sum(1 for step in steps if (step.get("decision") or {}).get("not_found_masked") is True)
+
+
 def score_answer(
     example: QAExample, answer: Any, steps: Sequence[dict[str, Any]], recall_k: int
 ) -> QuestionResult:
@@ -259,6 +269,7 @@ def score_answer(
         ),
         last_judgement=last_judgement(steps),
         checks_fired=checks_fired(steps),
+        not_found_masked=not_found_masked(steps),
         llm_calls=answer.llm_calls,
         total_ms=answer.total_ms,
     )

@@ -8,6 +8,8 @@ JSON schema).
 ``bind(logprobs=True, top_logprobs=k)`` reports the first reply token's k most likely alternatives
 (``response_metadata["first_token_logprobs"]``: token text and log-probability, read before any grammar or
 penalty), so a one-word yes/no reply can be read as a probability (the answer gate, ``check_answerable``).
+``bind(unlikely_opening={"words": ["NOT_FOUND"], "below": 0.5})`` masks a reply's opening words at its
+first token unless they carry that much probability (the generator's refusal, ``generate_answer``).
 
 The weights load once per process per (path, context size, threads, prompt cache); a llama.cpp context
 is not thread-safe, so calls on one loaded model are serialised by its lock.
@@ -27,6 +29,7 @@ prompt caching.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -178,6 +181,59 @@ class _FirstTokenLogprobs:
             ]
         return scores
 
+    def metadata(self) -> dict[str, Any]:
+        return {"first_token_logprobs": self.alternatives or []}
+
+
+class _UnlikelyOpeningMask:
+    """A llama.cpp logits processor for ``bind(unlikely_opening={"words": [...], "below": p})``: at the
+    first reply token, when the tokens that open one of ``words`` carry less than ``p`` of the
+    probability together, they are masked, so the reply is the most likely one that opens otherwise.
+
+    Why: a fixed reply such as ``NOT_FOUND`` is one token, while an answer spreads its probability over
+    many first tokens (a name, a number, "The", "Up to"). Greedy decoding then picks the fixed reply
+    although the model gives answering more probability in all. Reported as
+    ``response_metadata["unlikely_opening"]``: ``{"probability": p, "masked": bool}``.
+    """
+
+    def __init__(self, token_ids: list[int], below: float) -> None:
+        self.token_ids = token_ids
+        self.below = below
+        self.report: dict[str, Any] | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.report is not None:
+            return scores
+        import numpy as np
+
+        logits = np.asarray(scores, dtype=np.float64)
+        shifted = logits - logits.max()
+        probabilities = np.exp(shifted) / np.exp(shifted).sum()
+        probability = float(probabilities[self.token_ids].sum()) if self.token_ids else 0.0
+        masked = 0.0 < probability < self.below
+        self.report = {"probability": round(probability, 4), "masked": masked}
+        if masked:
+            scores[self.token_ids] = -np.inf
+        return scores
+
+    def metadata(self) -> dict[str, Any]:
+        return {"unlikely_opening": self.report or {}}
+
+
+@functools.lru_cache(maxsize=16)
+def _opening_token_ids(llama: Any, words: tuple[str, ...]) -> list[int]:
+    """The vocabulary entries that open one of ``words``: each prefix of two or more characters, with
+    and without a leading space, that is a single token ("NOT", " NOT", "NOT_"); case-sensitive, so
+    that "No" of an answer is not taken for "NOT_FOUND"."""
+    ids: set[int] = set()
+    for word in words:
+        for end in range(2, len(word) + 1):
+            for text in (word[:end], " " + word[:end]):
+                tokens = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+                if len(tokens) == 1:
+                    ids.add(int(tokens[0]))
+    return sorted(ids)
+
 
 def _as_llama_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     converted = convert_to_openai_messages(list(messages))
@@ -277,16 +333,23 @@ class LocalLlamaChatModel(BaseChatModel):
         return options
 
     def _logits_processors(self, loaded: _LoadedLlama, kwargs: dict[str, Any]) -> list[Any]:
-        """The processors a call asks for: first-token alternatives when ``logprobs`` is set."""
-        if not kwargs.get("logprobs"):
-            return []
-        top = min(max(int(kwargs.get("top_logprobs") or 1), 1), MAX_TOP_LOGPROBS)
-        return [_FirstTokenLogprobs(loaded.llama, top)]
+        """The processors a call asks for: first-token alternatives when ``logprobs`` is set, the mask of
+        an unlikely opening when ``unlikely_opening`` is. The alternatives are read before the mask."""
+        processors: list[Any] = []
+        if kwargs.get("logprobs"):
+            top = min(max(int(kwargs.get("top_logprobs") or 1), 1), MAX_TOP_LOGPROBS)
+            processors.append(_FirstTokenLogprobs(loaded.llama, top))
+        if unlikely := kwargs.get("unlikely_opening"):
+            words = tuple(unlikely["words"])
+            processors.append(
+                _UnlikelyOpeningMask(_opening_token_ids(loaded.llama, words), unlikely["below"])
+            )
+        return processors
 
     def _response_metadata(self, finish_reason: str | None, watchers: list[Any]) -> dict[str, Any]:
         metadata: dict[str, Any] = {"finish_reason": finish_reason, "model_name": self.model_name}
         for watcher in watchers:
-            metadata["first_token_logprobs"] = watcher.alternatives or []
+            metadata.update(watcher.metadata())
         return metadata
 
     def _context_overflow(self, exc: ValueError) -> ProviderUnavailable:

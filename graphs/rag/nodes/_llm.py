@@ -27,6 +27,23 @@ def ask_text(llm: BaseChatModel, system: str, user: str, config: RunnableConfig 
     return reply.text.strip()
 
 
+def ask_text_masking_unlikely(
+    llm: BaseChatModel,
+    system: str,
+    user: str,
+    config: RunnableConfig | None,
+    words: tuple[str, ...],
+    below: float,
+) -> tuple[str, dict[str, Any]]:
+    """The reply as text, where an opening with one of ``words`` is kept only if its first token carries
+    at least ``below`` of the probability (the local model's ``unlikely_opening``); with what the model
+    reported: ``{"probability": p, "masked": bool}``, empty when it reports nothing."""
+    reply = llm.bind(unlikely_opening={"words": list(words), "below": below}).invoke(
+        _messages(system, user), config
+    )
+    return reply.text.strip(), dict(reply.response_metadata.get("unlikely_opening") or {})
+
+
 def ask_structured(
     llm: BaseChatModel, schema: type[Model], system: str, user: str, config: RunnableConfig | None
 ) -> tuple[Model | None, str | None]:

@@ -13,7 +13,7 @@ from graphs.rag.nodes._citations import (
     cited_numbers,
     normalise_citations,
 )
-from graphs.rag.nodes._llm import ask_text
+from graphs.rag.nodes._llm import ask_text, ask_text_masking_unlikely
 from graphs.rag.nodes._passages import format_passages, language_name
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -49,6 +49,25 @@ def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
     return system, user
 
 
+def ask_for_answer(
+    resources: Resources, system: str, user: str, config: RunnableConfig
+) -> tuple[str, dict[str, Any]]:
+    """The generator's reply, and what decided a NOT_FOUND for the trace. With
+    ``graph.not_found_min_probability`` (local model) NOT_FOUND stands only when its first token is that
+    likely: the refusal is one token, while an answer spreads its probability over many first tokens,
+    so greedy decoding refuses although the model gives answering more probability in all."""
+    below = resources.options.graph.not_found_min_probability
+    if below is None or not resources.llm_is_local:
+        return ask_text(resources.llm, system, user, config), {}
+    reply, opening = ask_text_masking_unlikely(resources.llm, system, user, config, (NOT_FOUND,), below)
+    if not opening:
+        return reply, {}
+    return reply, {
+        "not_found_probability": opening.get("probability"),
+        "not_found_masked": opening.get("masked"),
+    }
+
+
 def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
     context = state.get("context") or []
     valid = {p["n"] for p in context}
@@ -72,9 +91,9 @@ def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) ->
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     system, user = answer_prompt(state, strict=False)
-    reply = ask_text(resources.llm, system, user, config)
+    reply, not_found = ask_for_answer(resources, system, user, config)
     update = draft_update(
-        reply, state, {"reused_previous_context": bool(state.get("reused_previous_context"))}
+        reply, state, {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found}
     )
     update["strict_generation"] = False
     return update

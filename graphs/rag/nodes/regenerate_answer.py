@@ -6,9 +6,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._step import records_step
-from graphs.rag.nodes.generate_answer import answer_prompt, draft_update
+from graphs.rag.nodes.generate_answer import answer_prompt, ask_for_answer, draft_update
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 
@@ -18,8 +17,8 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
     """IsSup failed: write the answer again with stricter instructions (counts toward the bound)."""
     counter = state.get("support_retries", 0) + 1
     system, user = answer_prompt(state, strict=True)
-    reply = ask_text(resources.llm, system, user, config)
+    reply, not_found = ask_for_answer(resources, system, user, config)
     bound = resources.options.graph.max_support_retries
-    update = draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound})
+    update = draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound, **not_found})
     update.update(support_retries=counter, strict_generation=True)
     return update

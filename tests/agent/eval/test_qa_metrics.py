@@ -20,6 +20,7 @@ from agent.eval.qa import (
     QAEvalConfig,
     QuestionResult,
     checks_fired,
+    not_found_masked,
     retrieved_titles,
     score_answer,
     summarize,
@@ -205,6 +206,16 @@ def test_a_clean_draft_fires_no_check():
     }
     assert checks_fired([{"node": "check_support", "decision": clean}]) == []
     assert checks_fired([]) == []
+
+
+def test_answer_calls_whose_unlikely_not_found_was_masked_are_counted():
+    steps = [
+        {"node": "generate_answer", "decision": {"not_found_probability": 0.31, "not_found_masked": True}},
+        {"node": "check_support", "decision": {"failed_checks": []}},
+        {"node": "regenerate_answer", "decision": {"not_found_probability": 0.02, "not_found_masked": False}},
+        {"node": "generate_answer", "decision": {"says_not_found": True}},  # the switch off: nothing reported
+    ]
+    assert not_found_masked(steps) == 1 and not_found_masked([]) == 0
 
 
 def test_the_summary_counts_why_questions_were_refused():

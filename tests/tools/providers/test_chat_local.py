@@ -98,6 +98,41 @@ def test_logprobs_report_the_first_tokens_alternatives_best_first_with_the_sampl
     assert "first_token_logprobs" not in local_chat.invoke("Say hi.").response_metadata  # only when asked
 
 
+REFUSE = [SystemMessage("You are a test."), HumanMessage("Reply with exactly NOT_FOUND and nothing else.")]
+
+
+def test_a_likely_opening_is_kept_and_its_probability_reported(local_chat):
+    reply = local_chat.bind(unlikely_opening={"words": ["NOT_FOUND"], "below": 0.5}).invoke(REFUSE)
+
+    report = reply.response_metadata["unlikely_opening"]
+    assert reply.content.startswith("NOT_FOUND")
+    assert report["masked"] is False and 0.5 <= report["probability"] <= 1.0
+
+
+def test_an_opening_below_the_bound_is_masked_in_invoke_and_stream_alike(local_chat):
+    # Bound 1.0: even the instructed reply is not certain enough, so the next most likely opening wins.
+    masking = local_chat.bind(unlikely_opening={"words": ["NOT_FOUND"], "below": 1.0})
+    invoked = masking.invoke(REFUSE)
+    streamed = list(masking.stream(REFUSE))
+
+    assert invoked.response_metadata["unlikely_opening"]["masked"] is True
+    assert not invoked.content.lstrip().startswith("NOT")
+    assert "".join(chunk.content for chunk in streamed) == invoked.content
+    assert streamed[-1].response_metadata["unlikely_opening"] == invoked.response_metadata["unlikely_opening"]
+
+
+def test_the_masked_opening_tokens_are_case_sensitive_prefixes(local_chat):
+    # "No" opens an answer to a yes/no question; only the upper-case refusal word is masked.
+    from tools.providers.chat_local import _opening_token_ids
+
+    llama = local_chat.loaded().llama
+    ids = _opening_token_ids(llama, ("NOT_FOUND",))
+    texts = {llama.detokenize([i]).decode("utf-8").strip() for i in ids}
+
+    assert "NOT" in texts and all("NOT_FOUND".startswith(t) and len(t) >= 2 for t in texts)
+    assert not {"No", "no", "N"} & texts
+
+
 def test_structured_output_returns_a_valid_pydantic_instance(local_chat):
     facts = local_chat.with_structured_output(CityFacts).invoke(
         "Paris: give the city, its country, and whether it is the capital."
