@@ -187,8 +187,9 @@ class _FirstTokenLogprobs:
 
 class _UnlikelyOpeningMask:
     """A llama.cpp logits processor for ``bind(unlikely_opening={"words": [...], "below": p})``: at the
-    first reply token, when the tokens that open one of ``words`` carry less than ``p`` of the
-    probability together, they are masked, so the reply is the most likely one that opens otherwise.
+    first reply token, when the most likely token opens one of ``words`` but the tokens that do carry
+    less than ``p`` of the probability together, they are masked, so the reply is the most likely one
+    that opens otherwise.
 
     Why: a fixed reply such as ``NOT_FOUND`` is one token, while an answer spreads its probability over
     many first tokens (a name, a number, "The", "Up to"). Greedy decoding then picks the fixed reply
@@ -210,7 +211,8 @@ class _UnlikelyOpeningMask:
         shifted = logits - logits.max()
         probabilities = np.exp(shifted) / np.exp(shifted).sum()
         probability = float(probabilities[self.token_ids].sum()) if self.token_ids else 0.0
-        masked = 0.0 < probability < self.below
+        # Only when the opening is the greedy choice: otherwise the mask changes nothing worth reporting.
+        masked = int(np.argmax(logits)) in self.token_ids and probability < self.below
         self.report = {"probability": round(probability, 4), "masked": masked}
         if masked:
             scores[self.token_ids] = -np.inf

@@ -121,6 +121,14 @@ def test_an_opening_below_the_bound_is_masked_in_invoke_and_stream_alike(local_c
     assert streamed[-1].response_metadata["unlikely_opening"] == invoked.response_metadata["unlikely_opening"]
 
 
+def test_an_opening_that_is_not_the_greedy_choice_is_left_alone(local_chat):
+    masking = local_chat.bind(unlikely_opening={"words": ["NOT_FOUND"], "below": 1.0}, max_tokens=5)
+    reply = masking.invoke([SystemMessage("You are a test."), HumanMessage("Reply with exactly: hello")])
+
+    assert reply.response_metadata["unlikely_opening"]["masked"] is False
+    assert reply.content.strip().lower().startswith("hello")
+
+
 def test_the_masked_opening_tokens_are_case_sensitive_prefixes(local_chat):
     # "No" opens an answer to a yes/no question; only the upper-case refusal word is masked.
     from tools.providers.chat_local import _opening_token_ids
