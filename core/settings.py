@@ -252,6 +252,15 @@ class GraphSettings(BaseModel):
     )
     multi_queries: int = Field(3, ge=2, le=5)
     # Off until measured on questions it was not written from (docs/benchmarks.md, session 20).
+    repoint_citations: bool = Field(
+        False,
+        description="before the checks, a sentence whose cited passages do not state it (a number missing, "
+        "or under 60% of its words) cites the one context passage that does instead: the small reader "
+        "often cites the neighbouring passage, and the checks read only the cited ones",
+    )
+    # Off: on fresh report questions it acted on 4 (0 won, 1 lost: a refusal became a wrong answer), on 24
+    # HotpotQA questions on 4 (0 / 0, three refusals became wrong answers); only the handbook follow-up it
+    # was written from gained (docs/benchmarks.md, session 20).
     not_found_min_probability: float | None = Field(
         None,
         gt=0.0,

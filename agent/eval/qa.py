@@ -102,6 +102,10 @@ class QuestionResult(BaseModel):
         0,
         description="answer calls whose unlikely NOT_FOUND gave way to an answer (graph.not_found_min_probability)",
     )
+    citations_repointed: int = Field(
+        0,
+        description="answer sentences whose citation was pointed at another passage (graph.repoint_citations)",
+    )
     llm_calls: int = 0
     total_ms: float = 0.0
     error: str | None = None
@@ -237,6 +241,12 @@ def not_found_masked(steps: Sequence[dict[str, Any]]) -> int:
     return sum(1 for step in steps if (step.get("decision") or {}).get("not_found_masked") is True)
 
 
+def citations_repointed(steps: Sequence[dict[str, Any]]) -> int:
+    """How many sentences had their citation pointed at another passage: a run where it is 0 is the same
+    run with ``graph.repoint_citations`` off."""
+    return sum(len((step.get("decision") or {}).get("citations_repointed") or []) for step in steps)
+
+
 def score_answer(
     example: QAExample, answer: Any, steps: Sequence[dict[str, Any]], recall_k: int
 ) -> QuestionResult:
@@ -270,6 +280,7 @@ def score_answer(
         last_judgement=last_judgement(steps),
         checks_fired=checks_fired(steps),
         not_found_masked=not_found_masked(steps),
+        citations_repointed=citations_repointed(steps),
         llm_calls=answer.llm_calls,
         total_ms=answer.total_ms,
     )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from graphs.rag.nodes._citations import (
     answer_sentences,
     attribute_uncited,
     cited_numbers,
     join_sentences,
     normalise_citations,
+    repoint_citations,
 )
 from graphs.rag.nodes.finalize_answer import citations_for
 from tools.knowledge_base.sparse import tokenize
@@ -73,3 +76,56 @@ def test_a_sentence_matching_no_passage_stays_uncited() -> None:
     passages = {1: "The handbook grants 25 days of annual leave."}
     text, added = attribute_uncited("The moon is made of cheese.", passages, tokenize)
     assert (text, added) == ("The moon is made of cheese.", [])
+
+
+# A bike shop's price list, a library's opening hours (Chinese), a museum's director and his birth year.
+BIKES = {1: "The City model costs 1,800 euros and weighs 21 kg.",
+         2: "The Trail model costs 2,600 euros and has front suspension."}  # fmt: skip
+LIBRARY = {
+    1: "市图书馆周一闭馆，周二至周日上午9点开放。",
+    2: "儿童阅览室每天下午3点开放，周末延长到晚上8点。",
+}
+MUSEUM = {1: "The Harbour Museum is run by Paul Okafor.", 2: "Paul Okafor was born in Lagos in 1971."}
+
+
+@pytest.mark.parametrize(
+    ("draft", "passages", "expected"),
+    [
+        # fires: the sentence cites the neighbouring passage
+        ("The Trail model costs 2,600 euros. [1]", BIKES, "The Trail model costs 2,600 euros. [2]"),
+        ("儿童阅览室每天下午3点开放。 [1]", LIBRARY, "儿童阅览室每天下午3点开放。 [2]"),
+        ("The City model weighs 21 kg. [2] The Trail model costs 2,600 euros. [2]", BIKES,
+         "The City model weighs 21 kg. [1] The Trail model costs 2,600 euros. [2]"),
+        # must not fire: cited right; a number no passage states; a bridge its two passages state together
+        ("The Trail model costs 2,600 euros. [2]", BIKES, None),
+        ("The Trail model costs 3,100 euros. [1]", BIKES, None),
+        ("The head of the Harbour Museum was born in 1971. [1][2]", MUSEUM, None),
+        # must not fire: no citation at all (attribute_uncited's business), or no passage states it
+        ("The Trail model costs 2,600 euros.", BIKES, None),
+        ("Bikes are a healthy way to commute. [1]", BIKES, None),
+    ],
+)  # fmt: skip
+def test_a_citation_is_pointed_at_the_passage_that_states_the_sentence(draft, passages, expected) -> None:
+    text, changed = repoint_citations(draft, passages, tokenize)
+
+    assert text == (expected or draft)
+    assert bool(changed) == (expected is not None)
+
+
+@pytest.mark.parametrize("switch", [True, False])
+def test_the_generator_repoints_citations_only_when_switched_on(switch: bool) -> None:
+    from core.settings import load_settings
+    from graphs.rag.nodes.generate_answer import generate_answer
+    from graphs.rag.resources import Resources
+    from tests.graphs.helpers import ScriptedChatModel
+
+    llm = ScriptedChatModel(replies={"generate_answer": "The Trail model costs 2,600 euros. [1]"})
+    context = [{"n": n, "chunk_id": f"bikes::{n}", "doc_id": "bikes", "source": "bikes.md", "title": "Prices",
+                "page": None, "url": None, "origin": "kb", "text": text} for n, text in BIKES.items()]  # fmt: skip
+    state = {"standalone_question": "How much is the Trail model?", "language": "en", "context": context}
+    resources = Resources(load_settings(graph={"repoint_citations": switch}), llm=llm)
+
+    update = generate_answer(state, {}, resources=resources)
+
+    assert update["answer_draft"].endswith("[2]" if switch else "[1]")
+    assert ("citations_repointed" in update["steps"][-1]["decision"]) == switch

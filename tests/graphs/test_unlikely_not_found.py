@@ -97,3 +97,8 @@ def test_greedy_decides_when_off_or_for_a_hosted_model(local: bool, setting: flo
 
     assert asked == [{}] and update["generator_refused"]
     assert "not_found_probability" not in decision
+
+
+def test_it_is_off_by_default() -> None:
+    # Measured on fresh questions: what it rescued was more often wrong than right (docs/benchmarks.md).
+    assert load_settings().graph.not_found_min_probability is None

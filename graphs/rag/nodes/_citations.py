@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN
+from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, numbers_in
 from tools.knowledge_base.text_units import split_sentences
 
 _CITATION = CITATION_MARKER
@@ -119,3 +119,38 @@ def attribute_uncited(
                 continue
         rewritten.append(sentence.text)
     return (join_sentences(rewritten), added) if added else (text, [])
+
+
+def _states(sentence: str, passage: str, tokenize: Callable[[str], list[str]]) -> bool:
+    """``passage`` holds every number of ``sentence`` and at least ``ATTRIBUTION_MIN_OVERLAP`` of its words."""
+    return numbers_in(sentence) <= numbers_in(passage) and (
+        word_share(sentence, passage, tokenize) >= ATTRIBUTION_MIN_OVERLAP
+    )
+
+
+def repoint_citations(
+    text: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
+) -> tuple[str, list[dict[str, object]]]:
+    """Cite the passage that states a sentence instead of the ones it cites, when those do not state it
+    (a number of the sentence missing from them, or less than ``ATTRIBUTION_MIN_OVERLAP`` of its words)
+    and one other passage does: the one holding most of its words. A small reader often cites the
+    neighbouring passage, and every check reads only the passages a sentence cites. A sentence no
+    passage states, or one its own passages state together (a bridge over two), keeps its citations.
+    Returns the text and what was changed."""
+    changed: list[dict[str, object]] = []
+    rewritten: list[str] = []
+    for sentence in answer_sentences(text):
+        cited = "\n".join(passages[n] for n in sentence.citations if n in passages)
+        if sentence.citations and not _states(sentence.text, cited, tokenize):
+            others = [
+                (word_share(sentence.text, body, tokenize), n)
+                for n, body in passages.items()
+                if n not in sentence.citations and _states(sentence.text, body, tokenize)
+            ]
+            if others:
+                n = max(others, key=lambda pair: (pair[0], -pair[1]))[1]  # ties: the first passage
+                rewritten.append(f"{without_citations(sentence.text)} [{n}]")
+                changed.append({"sentence": sentence.text[:120], "from": sentence.citations, "to": n})
+                continue
+        rewritten.append(sentence.text)
+    return (join_sentences(rewritten), changed) if changed else (text, [])

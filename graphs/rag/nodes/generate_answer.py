@@ -12,6 +12,7 @@ from graphs.rag.nodes._citations import (
     attribute_uncited,
     cited_numbers,
     normalise_citations,
+    repoint_citations,
 )
 from graphs.rag.nodes._llm import ask_text, ask_text_masking_unlikely
 from graphs.rag.nodes._passages import format_passages, language_name
@@ -68,13 +69,16 @@ def ask_for_answer(
     }
 
 
-def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) -> dict[str, Any]:
+def draft_update(
+    reply: str, state: RagState, extra_decision: dict[str, Any], *, repoint: bool = False
+) -> dict[str, Any]:
     context = state.get("context") or []
     valid = {p["n"] for p in context}
     texts = {p["n"]: p["text"] for p in context}
     refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
     draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
     draft, attributed = attribute_uncited(draft, texts, tokenize)
+    draft, repointed = repoint_citations(draft, texts, tokenize) if repoint else (draft, [])
     sentences = answer_sentences(draft)
     decision = {
         "context_passages": len(valid),
@@ -83,6 +87,7 @@ def draft_update(reply: str, state: RagState, extra_decision: dict[str, Any]) ->
         "uncited_sentences": sum(1 for s in sentences if not s.citations),
         "citations": cited_numbers(draft),
         "citations_attributed": attributed,
+        **({"citations_repointed": repointed} if repoint else {}),
         **extra_decision,
     }
     return {"answer_draft": draft, "generator_refused": refused, "decision": decision}
@@ -93,7 +98,10 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
     system, user = answer_prompt(state, strict=False)
     reply, not_found = ask_for_answer(resources, system, user, config)
     update = draft_update(
-        reply, state, {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found}
+        reply,
+        state,
+        {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found},
+        repoint=resources.options.graph.repoint_citations,
     )
     update["strict_generation"] = False
     return update

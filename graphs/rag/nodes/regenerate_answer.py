@@ -19,6 +19,11 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
     system, user = answer_prompt(state, strict=True)
     reply, not_found = ask_for_answer(resources, system, user, config)
     bound = resources.options.graph.max_support_retries
-    update = draft_update(reply, state, {"retry": "support", "counter": counter, "bound": bound, **not_found})
+    update = draft_update(
+        reply,
+        state,
+        {"retry": "support", "counter": counter, "bound": bound, **not_found},
+        repoint=resources.options.graph.repoint_citations,
+    )
     update.update(support_retries=counter, strict_generation=True)
     return update

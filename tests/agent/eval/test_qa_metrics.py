@@ -20,6 +20,7 @@ from agent.eval.qa import (
     QAEvalConfig,
     QuestionResult,
     checks_fired,
+    citations_repointed,
     not_found_masked,
     retrieved_titles,
     score_answer,
@@ -216,6 +217,16 @@ def test_answer_calls_whose_unlikely_not_found_was_masked_are_counted():
         {"node": "generate_answer", "decision": {"says_not_found": True}},  # the switch off: nothing reported
     ]
     assert not_found_masked(steps) == 1 and not_found_masked([]) == 0
+
+
+def test_sentences_whose_citation_was_repointed_are_counted():
+    moved = [{"sentence": "A is 5. [1]", "from": [1], "to": 2}, {"sentence": "B. [3]", "from": [3], "to": 1}]
+    steps = [
+        {"node": "generate_answer", "decision": {"citations_repointed": moved}},
+        {"node": "regenerate_answer", "decision": {"citations_repointed": []}},
+        {"node": "generate_answer", "decision": {}},  # the switch off: nothing recorded
+    ]
+    assert citations_repointed(steps) == 2 and citations_repointed([]) == 0
 
 
 def test_the_summary_counts_why_questions_were_refused():
