@@ -251,10 +251,10 @@ class GraphSettings(BaseModel):
         "{} = on with the calibrated cut-offs",
     )
     multi_queries: int = Field(3, ge=2, le=5)
-    # Off for now: on fresh report questions 290-342 it acted on 3, 2 won / 0 lost; the default waits for
-    # the quality gate and the handbook conversation (docs/benchmarks.md, session 20).
+    # On: on fresh report questions 290-342 it acted on 3, 2 won / 0 lost; with it the quality gate holds
+    # (same 16 outcomes) and the handbook conversations pass (docs/benchmarks.md, session 20).
     repoint_citations: bool = Field(
-        False,
+        True,
         description="before the checks, a sentence whose cited passages do not state it (a number missing, "
         "or under 60% of its words) cites the one context passage that does instead: the small reader "
         "often cites the neighbouring passage, and the checks read only the cited ones",

@@ -129,3 +129,10 @@ def test_the_generator_repoints_citations_only_when_switched_on(switch: bool) ->
 
     assert update["answer_draft"].endswith("[2]" if switch else "[1]")
     assert ("citations_repointed" in update["steps"][-1]["decision"]) == switch
+
+
+def test_repointing_is_on_by_default() -> None:
+    # 2 won / 0 lost on fresh report questions, quality gate unchanged (docs/benchmarks.md, session 20).
+    from core.settings import load_settings
+
+    assert load_settings().graph.repoint_citations is True
