@@ -259,6 +259,15 @@ class GraphSettings(BaseModel):
         "or under 60% of its words) cites the one context passage that does instead: the small reader "
         "often cites the neighbouring passage, and the checks read only the cited ones",
     )
+    # On: on 74 held-out follow-ups written for other domains (bench.follow_up_rewrites) it acted on 2,
+    # 2 won / 0 lost; on the follow-up benchmark's 8 Chinese pronoun conversations 6 -> 8 of 8 right
+    # (docs/benchmarks.md, session 21). It runs only on follow-ups, after the rewrite, when it fails.
+    name_pronoun_referents: bool = Field(
+        True,
+        description="when the rewrite of a Chinese follow-up comes back unchanged with a third-person "
+        'pronoun in it (它/他/她: "它有多长？"), one more LLM call names what the pronoun stands for '
+        "and the name replaces it, if the conversation writes that name",
+    )
     # Off: on fresh report questions it acted on 4 (0 won, 1 lost: a refusal became a wrong answer), on 24
     # HotpotQA questions on 4 (0 / 0, three refusals became wrong answers); only the handbook follow-up it
     # was written from gained (docs/benchmarks.md, session 20).

@@ -1,10 +1,13 @@
 """Follow-up → standalone question, using the thread's history (issue 5's chat relies on this).
 
 A reference into the list the previous answer gave ("the second one", "那第二部") is resolved without
-the model (``_list_reference``); anything else is rewritten by one LLM call."""
+the model (``_list_reference``); anything else is rewritten by one LLM call. When that call hands a
+Chinese follow-up back unchanged with its pronoun still in it, one more call names the referent
+(``graph.name_pronoun_referents``)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -22,6 +25,12 @@ from prompts import load_prompt
 
 # A history message longer than this is cut: the rewrite needs the topic, not the whole answer.
 HISTORY_MESSAGE_CHARS = 600
+
+# A Chinese third-person pronoun, not the same character inside a word that means something else
+# (其他 / 其它 "other", 吉他 "guitar", 他人 "other people", 他乡, 他国, 排他, 利他, 他日).
+_CHINESE_PRONOUN = re.compile(r"(?<![其吉排利])(?:他们|她们|它们|他|她|它)(?![人乡国日])")
+# A name longer than this is a sentence, not a name.
+REFERENT_CHARS = 40
 
 
 def earlier_turns(messages: list[BaseMessage], turns: int) -> list[BaseMessage]:
@@ -67,6 +76,10 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
         # The small model often hands back the previous question ("What else did that author write?"
         # -> "Who wrote Fusion at Scale?"): keep the latest message and name what it refers to.
         fallback, rewritten = "the rewrite repeated an earlier question", with_referent(question, history)
+    elif resources.options.graph.name_pronoun_referents and (
+        named := name_kept_pronoun(rewritten or question, question, history, resources, config)
+    ):
+        fallback, rewritten = "the rewrite kept a pronoun: named what it stands for", named
     standalone = rewritten or question
     return {
         **standalone_with_facts(state, standalone),
@@ -103,3 +116,40 @@ def with_referent(question: str, history: list[BaseMessage]) -> str:
     last_answer = next((m.text for m in reversed(history) if isinstance(m, AIMessage)), "")
     referent = " ".join(f"{last_question} {without_citations(last_answer)}".split())[:HISTORY_MESSAGE_CHARS]
     return f"{question} (context: {referent})" if referent else question
+
+
+def kept_pronoun(rewritten: str, question: str) -> re.Match[str] | None:
+    """The Chinese pronoun of a message the rewrite handed back unchanged (the small model's usual slip
+    with "它…？"), or None."""
+    if _normalised(rewritten) != _normalised(question):
+        return None
+    return _CHINESE_PRONOUN.search(question)
+
+
+def name_kept_pronoun(
+    rewritten: str,
+    question: str,
+    history: list[BaseMessage],
+    resources: Resources,
+    config: RunnableConfig,
+) -> str | None:
+    """The message with the pronoun the rewrite kept replaced by the name the model says it stands for
+    (one LLM call), or None when no pronoun was kept or the reply names nothing the conversation wrote."""
+    if not (pronoun := kept_pronoun(rewritten, question)):
+        return None
+    user = (
+        f"Conversation so far:\n<conversation>\n{format_history(history)}\n</conversation>\n\n"
+        f'Latest message: {question}\n\nWhat does "{pronoun.group()}" refer to?'
+    )
+    name = one_line(ask_text(resources.llm, load_prompt("name_pronoun_referent"), user, config), 200)
+    conversation = " ".join(without_citations(str(m.text)) for m in history)
+    return with_named_referent(question, pronoun, name, conversation)
+
+
+def with_named_referent(question: str, pronoun: re.Match[str], name: str, conversation: str) -> str | None:
+    """``question`` with ``name`` in the pronoun's place, or None unless ``name`` is a short name the
+    conversation writes (a reply that is a sentence, or a name made up, changes nothing)."""
+    name = name.strip().rstrip("。.，,").strip("\"“”'「」")
+    if not name or len(name) > REFERENT_CHARS or name not in conversation or pronoun.group() in name:
+        return None
+    return question[: pronoun.start()] + name + question[pronoun.end() :]
