@@ -268,6 +268,13 @@ class GraphSettings(BaseModel):
         'pronoun in it (它/他/她: "它有多长？"), one more LLM call names what the pronoun stands for '
         "and the name replaces it, if the conversation writes that name",
     )
+    # Measured on Traditional CMRC questions no run had read (bench.traditional_chinese, session 22).
+    answer_in_users_script: bool = Field(
+        True,
+        description="a question written in Traditional Chinese is answered in Traditional Chinese: the "
+        "prompts name the script, and what the model still writes in Simplified is converted (OpenCC's "
+        "dictionaries; characters both scripts write are kept as written)",
+    )
     # Off: on fresh report questions it acted on 4 (0 won, 1 lost: a refusal became a wrong answer), on 24
     # HotpotQA questions on 4 (0 / 0, three refusals became wrong answers); only the handbook follow-up it
     # was written from gained (docs/benchmarks.md, session 20).

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
+from graphs.rag.nodes._question_facts import facts_of, writes_traditional
 from graphs.rag.state import ContextPassage
 from tools.knowledge_base.records import Hit
 
@@ -84,5 +85,13 @@ def hits_to_state(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     return [h.model_dump(mode="json") for h in hits]
 
 
-def language_name(language: str) -> str:
-    return "Simplified Chinese (简体中文)" if language == "zh" else "English"
+def language_name(language: str, traditional: bool = False) -> str:
+    """The answer language as prompts name it; Chinese in the script the user asked in."""
+    if language != "zh":
+        return "English"
+    return "Traditional Chinese (繁體中文)" if traditional else "Simplified Chinese (简体中文)"
+
+
+def answer_language(state: Mapping[str, Any], match_script: bool) -> str:
+    """The "Answer language" line of a prompt for this turn (``match_script``: ``graph.answer_in_users_script``)."""
+    return language_name(state.get("language", "en"), writes_traditional(facts_of(state), match_script))

@@ -12,7 +12,9 @@ follow-up. No other node parses the question: they read ``state["question_facts"
 - ``names_documents`` / ``time_sensitive``: it names the user's documents, or a given year or "latest"
   (the model's memory is no source for either: ``classifier.signals``);
 - ``is_question`` / ``message_is_question``: the standalone question, and the user's own message, are
-  questions at all (not thanks or a greeting).
+  questions at all (not thanks or a greeting);
+- ``chinese_script``: the script of a Chinese message (``tools.chinese_script``), which the answer is
+  written in: a question asked in Traditional Chinese is answered in Traditional Chinese.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import BaseModel
 from graphs.rag.classifier.signals import asks_time_sensitive_fact, mentions_documents
 from graphs.rag.nodes._constraints import question_constraints
 from graphs.rag.nodes._exclusions import asks_for_more, excluded_items, without_exclusions
+from tools.chinese_script import ChineseScript, chinese_script, to_traditional
 from tools.knowledge_base.text_units import detect_language
 
 _QUESTION_WORDS = re.compile(
@@ -55,6 +58,7 @@ class QuestionFacts(BaseModel):
     time_sensitive: bool
     is_question: bool
     message_is_question: bool
+    chinese_script: ChineseScript | None = None  # None: not Chinese, or no character tells the script
 
 
 def read_question(standalone: str, message: str, previous_short_answer: str = "") -> QuestionFacts:
@@ -70,7 +74,25 @@ def read_question(standalone: str, message: str, previous_short_answer: str = ""
         time_sensitive=asks_time_sensitive_fact(standalone),
         is_question=is_a_question(standalone),
         message_is_question=is_a_question(message),
+        chinese_script=_script_of(message),
     )
+
+
+def _script_of(message: str) -> ChineseScript | None:
+    if question_language(message) != "zh":
+        return None
+    return chinese_script(message)
+
+
+def writes_traditional(facts: QuestionFacts, enabled: bool = True) -> bool:
+    """The answer goes out in Traditional Chinese (``graph.answer_in_users_script``)."""
+    return enabled and facts.chinese_script == "traditional"
+
+
+def in_users_script(text: str, facts: QuestionFacts, enabled: bool = True) -> str:
+    """``text`` in the script the user asked in: Traditional Chinese for a Traditional question (what the
+    model wrote in Simplified is converted), otherwise as written."""
+    return to_traditional(text) if writes_traditional(facts, enabled) else text
 
 
 def facts_of(state: Mapping[str, Any]) -> QuestionFacts:
@@ -78,7 +100,7 @@ def facts_of(state: Mapping[str, Any]) -> QuestionFacts:
     read on the spot."""
     if state.get("question_facts"):
         return QuestionFacts.model_validate(state["question_facts"])
-    standalone = state["standalone_question"]
+    standalone = state.get("standalone_question") or state["question"]
     return read_question(
         standalone, state.get("question") or standalone, state.get("previous_short_answer") or ""
     )

@@ -8,7 +8,8 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._llm import ask_text, one_line
-from graphs.rag.nodes._passages import language_name
+from graphs.rag.nodes._passages import answer_language
+from graphs.rag.nodes._question_facts import facts_of, in_users_script
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
@@ -18,8 +19,10 @@ def rewritten_query(state: RagState, config: RunnableConfig, resources: Resource
     """One LLM call: a search query for the question that avoids the queries already tried."""
     question = state["standalone_question"]
     tried = state.get("queries_issued") or []
+    match_script = resources.options.graph.answer_in_users_script
     user = (
-        f"Question: {question}\nLanguage: {language_name(state.get('language', 'en'))}\n"
+        f"Question: {question}\nLanguage: {answer_language(state, match_script)}\n"
         f"Why a new query is needed: {why}\nQueries already tried: {'; '.join(tried) or '(none)'}"
     )
-    return one_line(ask_text(resources.llm, load_prompt("rewrite_query"), user, config)) or question
+    query = one_line(ask_text(resources.llm, load_prompt("rewrite_query"), user, config)) or question
+    return in_users_script(query, facts_of(state), match_script)

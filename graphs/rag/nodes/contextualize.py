@@ -17,7 +17,7 @@ from graphs.rag.nodes._citations import without_citations
 from graphs.rag.nodes._list_reference import resolve_list_reference
 from graphs.rag.nodes._llm import ask_text, one_line
 from graphs.rag.nodes._passages import neutralise_delimiters
-from graphs.rag.nodes._question_facts import read_question
+from graphs.rag.nodes._question_facts import facts_of, in_users_script, read_question
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -80,7 +80,10 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
         named := name_kept_pronoun(rewritten or question, question, history, resources, config)
     ):
         fallback, rewritten = "the rewrite kept a pronoun: named what it stands for", named
-    standalone = rewritten or question
+    # A Traditional Chinese message gets a Traditional question: retrieval matches the user's documents.
+    standalone = in_users_script(
+        rewritten or question, facts_of(state), resources.options.graph.answer_in_users_script
+    )
     return {
         **standalone_with_facts(state, standalone),
         "decision": {

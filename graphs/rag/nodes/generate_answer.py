@@ -15,7 +15,8 @@ from graphs.rag.nodes._citations import (
     repoint_citations,
 )
 from graphs.rag.nodes._llm import ask_text, ask_text_masking_unlikely
-from graphs.rag.nodes._passages import format_passages, language_name
+from graphs.rag.nodes._passages import answer_language, format_passages
+from graphs.rag.nodes._question_facts import facts_of, in_users_script
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -26,14 +27,13 @@ NOT_FOUND = "NOT_FOUND"
 _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 
 
-def answer_prompt(state: RagState, *, strict: bool) -> tuple[str, str]:
+def answer_prompt(state: RagState, *, strict: bool, match_script: bool = True) -> tuple[str, str]:
     """(system, user) messages for the generator: passages delimited as data, then the question."""
     system = load_prompt("generate_answer")
     # The question comes before the passages as well as after: a small model reads them for it.
     user = f"Question: {state['standalone_question']}\n\n{format_passages(state.get('context') or [])}\n\n"
     user += (
-        f"Question: {state['standalone_question']}\n"
-        f"Answer language: {language_name(state.get('language', 'en'))}"
+        f"Question: {state['standalone_question']}\nAnswer language: {answer_language(state, match_script)}"
     )
     if strict:
         system = f"{system}\n\n{load_prompt('generate_answer_strict')}"
@@ -70,8 +70,16 @@ def ask_for_answer(
 
 
 def draft_update(
-    reply: str, state: RagState, extra_decision: dict[str, Any], *, repoint: bool = False
+    reply: str,
+    state: RagState,
+    extra_decision: dict[str, Any],
+    *,
+    repoint: bool = False,
+    match_script: bool = False,
 ) -> dict[str, Any]:
+    """The draft the checks read: citations normalised (and re-pointed with ``repoint``), and with
+    ``match_script`` written in the user's Chinese script (the passages' too, as a rule)."""
+    reply = in_users_script(reply, facts_of(state), match_script)
     context = state.get("context") or []
     valid = {p["n"] for p in context}
     texts = {p["n"]: p["text"] for p in context}
@@ -95,13 +103,15 @@ def draft_update(
 
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    system, user = answer_prompt(state, strict=False)
+    match_script = resources.options.graph.answer_in_users_script
+    system, user = answer_prompt(state, strict=False, match_script=match_script)
     reply, not_found = ask_for_answer(resources, system, user, config)
     update = draft_update(
         reply,
         state,
         {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found},
         repoint=resources.options.graph.repoint_citations,
+        match_script=match_script,
     )
     update["strict_generation"] = False
     return update

@@ -24,7 +24,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
 from graphs.rag.nodes._llm import ask_structured
-from graphs.rag.nodes._passages import format_passages, hits_from_state, language_name, passage_from_hit
+from graphs.rag.nodes._passages import answer_language, format_passages, hits_from_state, passage_from_hit
+from graphs.rag.nodes._question_facts import facts_of, in_users_script
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -55,9 +56,10 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
     hits = hits_from_state(state.get("hits") or [])[:IRCOT_PASSAGES]
     per_passage = IRCOT_PASSAGE_CHARS // max(len(hits), 1)
     shown = [passage_from_hit(i, h, h.text[:per_passage]) for i, h in enumerate(hits, start=1)]
+    match_script = resources.options.graph.answer_in_users_script
     user = (
         f"{format_passages(shown)}\n\nQuestion: {state['standalone_question']}\n"
-        f"Language: {language_name(state.get('language', 'en'))}\n"
+        f"Language: {answer_language(state, match_script)}\n"
         f"Reasoning so far:\n{_reasoning_block(reasoning)}\n\nNext reasoning sentence:"
     )
     step, error = ask_structured(resources.llm, ReasoningStep, load_prompt("ircot_reason"), user, config)
@@ -65,7 +67,10 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
     if step is None:
         decision.update(error=error, stop="reasoning output unusable: answer from what was gathered")
         return {"ircot_steps": counter, "reasoning_done": True, "decision": decision}
-    thought = " ".join(step.thought.split())[:THOUGHT_MAX_CHARS]
+    # The thought is the next search query: in the user's script it matches their documents' words.
+    thought = in_users_script(
+        " ".join(step.thought.split())[:THOUGHT_MAX_CHARS], facts_of(state), match_script
+    )
     repeated = thought.lower() in {r.lower() for r in reasoning}
     states_answer = bool(STATES_ANSWER.search(thought))
     done = states_answer or not thought or repeated

@@ -7,15 +7,18 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
+from graphs.rag.nodes._question_facts import facts_of, writes_traditional
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.routing import no_sentence_survives
 from graphs.rag.state import RagState
 from prompts import load_prompt
+from tools.chinese_script import to_traditional
 
 
-def refusal_text(language: str) -> str:
-    return load_prompt(f"refusal_{'zh' if language == 'zh' else 'en'}").strip()
+def refusal_text(language: str, traditional: bool = False) -> str:
+    text = load_prompt(f"refusal_{'zh' if language == 'zh' else 'en'}").strip()
+    return to_traditional(text) if traditional else text
 
 
 def refusal_reason(state: RagState) -> str:
@@ -50,7 +53,8 @@ def refusal_reason(state: RagState) -> str:
 @records_step
 def refuse(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     reason = refusal_reason(state)
-    text = refusal_text(state.get("language", "en"))
+    traditional = writes_traditional(facts_of(state), resources.options.graph.answer_in_users_script)
+    text = refusal_text(state.get("language", "en"), traditional)
     return {
         "answer": text,
         "citations": [],

@@ -16,7 +16,8 @@ from graphs.rag.state import RagState
 def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """IsSup failed: write the answer again with stricter instructions (counts toward the bound)."""
     counter = state.get("support_retries", 0) + 1
-    system, user = answer_prompt(state, strict=True)
+    match_script = resources.options.graph.answer_in_users_script
+    system, user = answer_prompt(state, strict=True, match_script=match_script)
     reply, not_found = ask_for_answer(resources, system, user, config)
     bound = resources.options.graph.max_support_retries
     update = draft_update(
@@ -24,6 +25,7 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
         state,
         {"retry": "support", "counter": counter, "bound": bound, **not_found},
         repoint=resources.options.graph.repoint_citations,
+        match_script=match_script,
     )
     update.update(support_retries=counter, strict_generation=True)
     return update

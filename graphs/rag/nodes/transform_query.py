@@ -14,7 +14,8 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from graphs.rag.nodes._llm import ask_structured, ask_text, one_line
-from graphs.rag.nodes._passages import language_name
+from graphs.rag.nodes._passages import answer_language
+from graphs.rag.nodes._question_facts import facts_of, in_users_script
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.run_context import RunContext, run_context
@@ -49,7 +50,8 @@ def transform_query(
     transform = run_context(runtime, config).transform(resources.options)
     if transform == "auto":
         transform = "none"
-    user = f"Question: {question}\nLanguage: {language_name(state.get('language', 'en'))}"
+    match_script = resources.options.graph.answer_in_users_script
+    user = f"Question: {question}\nLanguage: {answer_language(state, match_script)}"
     extra: list[str] = []
     error = None
     if transform in ("multi_query", "decompose"):
@@ -69,7 +71,7 @@ def transform_query(
         extra = _clean(
             [one_line(ask_text(resources.llm, load_prompt("step_back"), user, config))], question, 1
         )
-    queries = [question, *extra]
+    queries = [question, *(in_users_script(q, facts_of(state), match_script) for q in extra)]
     decision: dict[str, Any] = {"transform": transform, "queries": queries}
     if error:
         decision["error"] = error

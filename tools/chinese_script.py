@@ -1,0 +1,68 @@
+"""Simplified and Traditional Chinese: which script a text is written in, and a text put into the
+Traditional script without rewriting what is already Traditional.
+
+OpenCC's character dictionaries decide (``opencc-purepy``: the OpenCC data as text, in pure Python,
+so no native code). ``STCharacters`` lists, for each Simplified character, its Traditional forms;
+when a character is not among its own forms (发 → 發 髮) it is written only in Simplified. The same
+holds the other way for ``TSCharacters`` (發 → 发). Characters both scripts write (台, 吃, 里 …) count
+for neither, and are never converted: OpenCC's own ``s2t`` writes 臺 for 台 and 喫 for 吃, which a
+reader in Taipei would not, and which would no longer match the passage the answer came from.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+ChineseScript = Literal["simplified", "traditional"]
+
+
+def _one_script_characters(dictionary: str) -> frozenset[str]:
+    """Keys of an OpenCC character dictionary that are not among their own conversions."""
+    text = resources.files("opencc_purepy").joinpath("dicts", dictionary).read_text(encoding="utf-8")
+    only: set[str] = set()
+    for line in text.splitlines():
+        key, _, forms = line.partition("\t")
+        if key and forms and key not in forms.split():
+            only.add(key)
+    return frozenset(only)
+
+
+@lru_cache(maxsize=1)
+def _simplified_only() -> frozenset[str]:
+    return _one_script_characters("STCharacters.txt")
+
+
+@lru_cache(maxsize=1)
+def _traditional_only() -> frozenset[str]:
+    return _one_script_characters("TSCharacters.txt")
+
+
+@lru_cache(maxsize=1)
+def _s2t():  # type: ignore[no-untyped-def]  # opencc_purepy is untyped
+    from opencc_purepy import OpenCC
+
+    return OpenCC("s2t")
+
+
+def chinese_script(text: str) -> ChineseScript | None:
+    """The script ``text`` is written in, by its characters that only one script writes; None when it
+    has none of either (English, digits, or only characters both scripts share)."""
+    simplified = sum(1 for c in text if c in _simplified_only())
+    traditional = sum(1 for c in text if c in _traditional_only())
+    if simplified == traditional == 0:
+        return None
+    return "traditional" if traditional > simplified else "simplified"
+
+
+def to_traditional(text: str) -> str:
+    """``text`` in the Traditional script: only characters that Traditional text never uses change,
+    each to the form OpenCC chooses in its phrase (头发 → 頭髮, 发现 → 發現)."""
+    simplified = _simplified_only()
+    if not any(c in simplified for c in text):
+        return text
+    converted = _s2t().convert(text)
+    if len(converted) != len(text):  # a phrase changed length: convert character by character
+        converted = "".join(_s2t().convert(c) if c in simplified else c for c in text)
+    return "".join(new if old in simplified else old for old, new in zip(text, converted, strict=True))
