@@ -268,7 +268,8 @@ class GraphSettings(BaseModel):
         'pronoun in it (它/他/她: "它有多长？"), one more LLM call names what the pronoun stands for '
         "and the name replaces it, if the conversation writes that name",
     )
-    # Measured on Traditional CMRC questions no run had read (bench.traditional_chinese, session 22).
+    # On: on 40 Traditional CMRC questions no run had read, contained 15 -> 18 (4 won, 1 lost), no extra
+    # LLM call (bench.traditional_chinese; docs/benchmarks.md, session 22).
     answer_in_users_script: bool = Field(
         True,
         description="a question written in Traditional Chinese is answered in Traditional Chinese: the "
