@@ -80,6 +80,21 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
+def save_run(
+    saved: dict[str, Any], name: str, command: str, overrides: list[str], resumed: int, partial: Path
+) -> Path:
+    """``bench/results/<name>.json``: an eval report with how it was made; its partial file goes."""
+    saved["overrides"] = overrides
+    saved["command"] = " ".join([command, *sys.argv[1:]])
+    saved["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    saved["resumed_questions"] = resumed
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"{name}.json"
+    out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    partial.unlink(missing_ok=True)
+    return out
+
+
 def peer_answerer(settings: Any) -> Any:
     """The peer graph (bench/peers/adaptive_rag.py) as run_qa_eval's answerer, on the same index."""
     from bench.peers.adaptive_rag import answer_question, build_peer
@@ -131,14 +146,7 @@ def run(args: argparse.Namespace) -> None:
     )
     saved = report.model_dump(mode="json")
     saved["breakdown"] = breakdown(saved["results"])
-    saved["overrides"] = args.set
-    saved["command"] = " ".join(["python -m bench.mixed_set", *sys.argv[1:]])
-    saved["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    saved["resumed_questions"] = len(done)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"{name}.json"
-    out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    partial.unlink(missing_ok=True)
+    out = save_run(saved, name, "python -m bench.mixed_set", args.set, len(done), partial)
     print(
         json.dumps(
             {"metrics": saved["metrics"], "breakdown": saved["breakdown"]}, indent=1, ensure_ascii=False

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -28,10 +27,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.mixed_set import parse_overrides  # noqa: E402
+from bench.mixed_set import parse_overrides, save_run  # noqa: E402
+from bench.partials import partial_path  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "bench" / "results"
 SOURCE = DATA / "cmrc2018" / "cmrc2018_trial.json"
 SAMPLE_SEED = 22  # not 0: bench.qa's CMRC sample is seed 0
 SAMPLED = 120  # sampled first; the questions other runs used are then left out
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.qids:
         fresh = [q for q in args.qids.split(",") if q in fresh]
     name = "traditional_chinese" + (f"_{args.tag}" if args.tag else "")
-    partial = args.home / "traditional" / f"{name}.partial.jsonl"
+    partial = partial_path(name)
     if not args.resume:
         partial.unlink(missing_ok=True)
     done = [
@@ -100,14 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     report = run_qa_eval(config, settings, progress=sys.stderr.isatty(), on_result=record, done=done)
     saved: dict[str, Any] = report.model_dump(mode="json")
-    saved["overrides"] = args.set
-    saved["command"] = " ".join(["python -m bench.traditional_chinese", *(argv or sys.argv[1:])])
-    saved["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    saved["resumed_questions"] = len(done)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"{name}.json"
-    out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    partial.unlink(missing_ok=True)
+    out = save_run(saved, name, "python -m bench.traditional_chinese", args.set, len(done), partial)
     print(json.dumps(saved["metrics"], ensure_ascii=False))
     print(f"saved {out} in {time.perf_counter() - started:.0f} s")
     return 0

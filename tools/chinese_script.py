@@ -49,8 +49,9 @@ def _s2t():  # type: ignore[no-untyped-def]  # opencc_purepy is untyped
 def chinese_script(text: str) -> ChineseScript | None:
     """The script ``text`` is written in, by its characters that only one script writes; None when it
     has none of either (English, digits, or only characters both scripts share)."""
-    simplified = sum(1 for c in text if c in _simplified_only())
-    traditional = sum(1 for c in text if c in _traditional_only())
+    simplified_only, traditional_only = _simplified_only(), _traditional_only()
+    simplified = sum(1 for c in text if c in simplified_only)
+    traditional = sum(1 for c in text if c in traditional_only)
     if simplified == traditional == 0:
         return None
     return "traditional" if traditional > simplified else "simplified"

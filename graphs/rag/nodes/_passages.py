@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from graphs.rag.nodes._question_facts import facts_of, writes_traditional
+from graphs.rag.nodes._question_facts import writes_traditional
 from graphs.rag.state import ContextPassage
 from tools.knowledge_base.records import Hit
 
@@ -94,4 +94,4 @@ def language_name(language: str, traditional: bool = False) -> str:
 
 def answer_language(state: Mapping[str, Any], match_script: bool) -> str:
     """The "Answer language" line of a prompt for this turn (``match_script``: ``graph.answer_in_users_script``)."""
-    return language_name(state.get("language", "en"), writes_traditional(facts_of(state), match_script))
+    return language_name(state.get("language", "en"), writes_traditional(state, match_script))

@@ -84,15 +84,15 @@ def _script_of(message: str) -> ChineseScript | None:
     return chinese_script(message)
 
 
-def writes_traditional(facts: QuestionFacts, enabled: bool = True) -> bool:
-    """The answer goes out in Traditional Chinese (``graph.answer_in_users_script``)."""
-    return enabled and facts.chinese_script == "traditional"
+def writes_traditional(state: Mapping[str, Any], enabled: bool) -> bool:
+    """This turn's answer goes out in Traditional Chinese (``enabled``: ``graph.answer_in_users_script``)."""
+    return enabled and facts_of(state).chinese_script == "traditional"
 
 
-def in_users_script(text: str, facts: QuestionFacts, enabled: bool = True) -> str:
+def in_users_script(text: str, state: Mapping[str, Any], enabled: bool) -> str:
     """``text`` in the script the user asked in: Traditional Chinese for a Traditional question (what the
     model wrote in Simplified is converted), otherwise as written."""
-    return to_traditional(text) if writes_traditional(facts, enabled) else text
+    return to_traditional(text) if writes_traditional(state, enabled) else text
 
 
 def facts_of(state: Mapping[str, Any]) -> QuestionFacts:

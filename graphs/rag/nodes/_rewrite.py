@@ -9,7 +9,7 @@ from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._llm import ask_text, one_line
 from graphs.rag.nodes._passages import answer_language
-from graphs.rag.nodes._question_facts import facts_of, in_users_script
+from graphs.rag.nodes._question_facts import in_users_script
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
@@ -25,4 +25,4 @@ def rewritten_query(state: RagState, config: RunnableConfig, resources: Resource
         f"Why a new query is needed: {why}\nQueries already tried: {'; '.join(tried) or '(none)'}"
     )
     query = one_line(ask_text(resources.llm, load_prompt("rewrite_query"), user, config)) or question
-    return in_users_script(query, facts_of(state), match_script)
+    return in_users_script(query, state, match_script)

@@ -17,7 +17,7 @@ from graphs.rag.nodes._citations import without_citations
 from graphs.rag.nodes._list_reference import resolve_list_reference
 from graphs.rag.nodes._llm import ask_text, one_line
 from graphs.rag.nodes._passages import neutralise_delimiters
-from graphs.rag.nodes._question_facts import facts_of, in_users_script, read_question
+from graphs.rag.nodes._question_facts import in_users_script, read_question
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -81,9 +81,7 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
     ):
         fallback, rewritten = "the rewrite kept a pronoun: named what it stands for", named
     # A Traditional Chinese message gets a Traditional question: retrieval matches the user's documents.
-    standalone = in_users_script(
-        rewritten or question, facts_of(state), resources.options.graph.answer_in_users_script
-    )
+    standalone = in_users_script(rewritten or question, state, resources.options.graph.answer_in_users_script)
     return {
         **standalone_with_facts(state, standalone),
         "decision": {

@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 
 from core.answer import Citation, SupportVerdict
 from graphs.rag.nodes._citations import answer_sentences, cited_numbers, join_sentences
-from graphs.rag.nodes._question_facts import facts_of, in_users_script
+from graphs.rag.nodes._question_facts import in_users_script
 from graphs.rag.nodes._short_answer import answers_another_question, backed_short_answer, sentences_stating
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
@@ -68,9 +68,7 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
     evidence = kept + [p["text"] for p in context if p["n"] in cited] if kept else []
     # The judge may write the short answer in Simplified for a Traditional question and passage.
     proposed = in_users_script(
-        state.get("proposed_short_answer") or "",
-        facts_of(state),
-        resources.options.graph.answer_in_users_script,
+        state.get("proposed_short_answer") or "", state, resources.options.graph.answer_in_users_script
     )
     short_answer = backed_short_answer(proposed, evidence, tokenize)
     if answers_another_question(short_answer, state.get("standalone_question") or "", tokenize):

@@ -16,7 +16,7 @@ from graphs.rag.nodes._citations import (
 )
 from graphs.rag.nodes._llm import ask_text, ask_text_masking_unlikely
 from graphs.rag.nodes._passages import answer_language, format_passages
-from graphs.rag.nodes._question_facts import facts_of, in_users_script
+from graphs.rag.nodes._question_facts import in_users_script
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -75,11 +75,11 @@ def draft_update(
     extra_decision: dict[str, Any],
     *,
     repoint: bool = False,
-    match_script: bool = False,
+    match_script: bool = True,
 ) -> dict[str, Any]:
     """The draft the checks read: citations normalised (and re-pointed with ``repoint``), and with
     ``match_script`` written in the user's Chinese script (the passages' too, as a rule)."""
-    reply = in_users_script(reply, facts_of(state), match_script)
+    reply = in_users_script(reply, state, match_script)
     context = state.get("context") or []
     valid = {p["n"] for p in context}
     texts = {p["n"]: p["text"] for p in context}

@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._llm import ask_text
 from graphs.rag.nodes._passages import answer_language
-from graphs.rag.nodes._question_facts import facts_of, in_users_script
+from graphs.rag.nodes._question_facts import in_users_script
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -21,5 +21,5 @@ def generate_direct(state: RagState, config: RunnableConfig, *, resources: Resou
     match_script = resources.options.graph.answer_in_users_script
     user = f"Message: {state['standalone_question']}\nAnswer language: {answer_language(state, match_script)}"
     reply = ask_text(resources.llm, load_prompt("generate_direct"), user, config)
-    reply = in_users_script(reply, facts_of(state), match_script)
+    reply = in_users_script(reply, state, match_script)
     return {"answer_draft": reply, "decision": {"chars": len(reply)}}

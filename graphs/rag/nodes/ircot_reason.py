@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from graphs.rag.nodes._llm import ask_structured
 from graphs.rag.nodes._passages import answer_language, format_passages, hits_from_state, passage_from_hit
-from graphs.rag.nodes._question_facts import facts_of, in_users_script
+from graphs.rag.nodes._question_facts import in_users_script
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -68,9 +68,7 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
         decision.update(error=error, stop="reasoning output unusable: answer from what was gathered")
         return {"ircot_steps": counter, "reasoning_done": True, "decision": decision}
     # The thought is the next search query: in the user's script it matches their documents' words.
-    thought = in_users_script(
-        " ".join(step.thought.split())[:THOUGHT_MAX_CHARS], facts_of(state), match_script
-    )
+    thought = in_users_script(" ".join(step.thought.split())[:THOUGHT_MAX_CHARS], state, match_script)
     repeated = thought.lower() in {r.lower() for r in reasoning}
     states_answer = bool(STATES_ANSWER.search(thought))
     done = states_answer or not thought or repeated

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphs.rag.nodes._question_facts import facts_of, writes_traditional
+from graphs.rag.nodes._question_facts import writes_traditional
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.routing import no_sentence_survives
@@ -53,7 +53,7 @@ def refusal_reason(state: RagState) -> str:
 @records_step
 def refuse(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     reason = refusal_reason(state)
-    traditional = writes_traditional(facts_of(state), resources.options.graph.answer_in_users_script)
+    traditional = writes_traditional(state, resources.options.graph.answer_in_users_script)
     text = refusal_text(state.get("language", "en"), traditional)
     return {
         "answer": text,

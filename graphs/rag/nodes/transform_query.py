@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from graphs.rag.nodes._llm import ask_structured, ask_text, one_line
 from graphs.rag.nodes._passages import answer_language
-from graphs.rag.nodes._question_facts import facts_of, in_users_script
+from graphs.rag.nodes._question_facts import in_users_script
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.run_context import RunContext, run_context
@@ -71,7 +71,7 @@ def transform_query(
         extra = _clean(
             [one_line(ask_text(resources.llm, load_prompt("step_back"), user, config))], question, 1
         )
-    queries = [question, *(in_users_script(q, facts_of(state), match_script) for q in extra)]
+    queries = [question, *(in_users_script(q, state, match_script) for q in extra)]
     decision: dict[str, Any] = {"transform": transform, "queries": queries}
     if error:
         decision["error"] = error
