@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import AIMessage, HumanMessage
+
 from core.settings import load_settings
 from graphs.rag.nodes._question_facts import read_question
+from graphs.rag.nodes.contextualize import contextualize
 from graphs.rag.nodes.generate_answer import generate_answer
 from graphs.rag.nodes.refuse import refuse
+from graphs.rag.nodes.start_turn import start_turn
 from graphs.rag.resources import Resources
 from tests.graphs.helpers import ScriptedChatModel
 
@@ -78,3 +82,30 @@ def test_the_refusal_is_written_in_the_users_script() -> None:
 
 def test_on_by_default() -> None:
     assert load_settings().graph.answer_in_users_script is True
+
+
+def test_a_message_that_does_not_tell_its_script_keeps_the_conversations() -> None:
+    undecided = "高英是哪位皇帝的皇后？"  # every character is written alike in both scripts
+    assert read_question(undecided, undecided).chinese_script is None
+    assert read_question(undecided, undecided, previous_script="traditional").chinese_script == "traditional"
+    # a message that tells its script is taken at its word, and English is no Chinese script
+    assert read_question(SIMPLIFIED, SIMPLIFIED, previous_script="traditional").chinese_script == "simplified"
+    assert read_question("Who was she?", "Who was she?", previous_script="traditional").chinese_script is None
+
+
+def test_the_next_turn_inherits_the_script_from_the_previous_turns_facts() -> None:
+    resources = Resources(load_settings(), llm=ScriptedChatModel())
+    previous_turn = {"question": TRADITIONAL, "question_facts": read_question(TRADITIONAL, TRADITIONAL).model_dump()}
+
+    follow_up = "周日呢？"  # tells no script
+    update = start_turn({**previous_turn, "question": follow_up}, {}, resources=resources, runtime=None)
+    assert update["question_facts"]["chinese_script"] == "traditional"
+
+    # contextualize reads the facts again for the standalone question, and keeps the script
+    llm = ScriptedChatModel(replies={"contextualize_question": "诊所周日几点开门？"})
+    history = [HumanMessage(TRADITIONAL), AIMessage("週六上午十點開門。[1]"), HumanMessage(follow_up)]
+    standalone = contextualize(
+        {**previous_turn, **update, "messages": history}, {}, resources=Resources(load_settings(), llm=llm)
+    )
+    assert standalone["question_facts"]["chinese_script"] == "traditional"
+    assert standalone["standalone_question"] == "診所周日几點開門？"  # 几 and 周 are written in both scripts

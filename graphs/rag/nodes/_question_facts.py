@@ -14,7 +14,8 @@ follow-up. No other node parses the question: they read ``state["question_facts"
 - ``is_question`` / ``message_is_question``: the standalone question, and the user's own message, are
   questions at all (not thanks or a greeting);
 - ``chinese_script``: the script of a Chinese message (``tools.chinese_script``), which the answer is
-  written in: a question asked in Traditional Chinese is answered in Traditional Chinese.
+  written in: a question asked in Traditional Chinese is answered in Traditional Chinese. A message
+  with no character that only one script writes (高英是哪位皇帝的皇后？) keeps the conversation's script.
 """
 
 from __future__ import annotations
@@ -61,9 +62,15 @@ class QuestionFacts(BaseModel):
     chinese_script: ChineseScript | None = None  # None: not Chinese, or no character tells the script
 
 
-def read_question(standalone: str, message: str, previous_short_answer: str = "") -> QuestionFacts:
+def read_question(
+    standalone: str,
+    message: str,
+    previous_short_answer: str = "",
+    previous_script: ChineseScript | None = None,
+) -> QuestionFacts:
     """The facts of ``standalone`` (the question as the graph answers it), given the user's own
-    ``message`` and the previous turn's short answer (what "what else?" excludes)."""
+    ``message``, the previous turn's short answer (what "what else?" excludes) and the script the
+    conversation was in so far."""
     return QuestionFacts(
         language=question_language(message),
         constraints=question_constraints(standalone),
@@ -74,14 +81,14 @@ def read_question(standalone: str, message: str, previous_short_answer: str = ""
         time_sensitive=asks_time_sensitive_fact(standalone),
         is_question=is_a_question(standalone),
         message_is_question=is_a_question(message),
-        chinese_script=_script_of(message),
+        chinese_script=_script_of(message, previous_script),
     )
 
 
-def _script_of(message: str) -> ChineseScript | None:
+def _script_of(message: str, previous_script: ChineseScript | None) -> ChineseScript | None:
     if question_language(message) != "zh":
         return None
-    return chinese_script(message)
+    return chinese_script(message) or previous_script
 
 
 def writes_traditional(state: Mapping[str, Any], enabled: bool) -> bool:

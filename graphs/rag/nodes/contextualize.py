@@ -17,7 +17,7 @@ from graphs.rag.nodes._citations import without_citations
 from graphs.rag.nodes._list_reference import resolve_list_reference
 from graphs.rag.nodes._llm import ask_text, one_line
 from graphs.rag.nodes._passages import neutralise_delimiters
-from graphs.rag.nodes._question_facts import in_users_script, read_question
+from graphs.rag.nodes._question_facts import facts_of, in_users_script, read_question
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -95,7 +95,13 @@ def contextualize(state: RagState, config: RunnableConfig, *, resources: Resourc
 
 def standalone_with_facts(state: RagState, standalone: str) -> dict[str, Any]:
     """The standalone question and its facts, read once here for every later node."""
-    facts = read_question(standalone, state["question"], state.get("previous_short_answer") or "")
+    # start_turn's facts hold the conversation's script (inherited when the message does not tell)
+    facts = read_question(
+        standalone,
+        state["question"],
+        state.get("previous_short_answer") or "",
+        facts_of(state).chinese_script,
+    )
     return {"standalone_question": standalone, "question_facts": facts.model_dump()}
 
 

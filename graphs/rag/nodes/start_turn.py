@@ -38,6 +38,7 @@ def start_turn(
     budget = run_context(runtime, config).question_budget(resources.options)
     previous_context = state.get("context") or state.get("previous_context") or []
     previous_short_answer = state.get("short_answer") or ""
+    previous_script = (state.get("question_facts") or {}).get("chinese_script")
     history_messages = len(state.get("messages") or [])
     return {
         **turn_defaults(),
@@ -46,7 +47,9 @@ def start_turn(
         "route_request": route_request,
         "standalone_question": question,
         "language": question_language(question),
-        "question_facts": read_question(question, question, previous_short_answer).model_dump(),
+        "question_facts": read_question(
+            question, question, previous_short_answer, previous_script
+        ).model_dump(),
         "previous_context": previous_context,
         "previous_short_answer": previous_short_answer,
         "budget": budget.model_dump(),
