@@ -17,6 +17,8 @@ from pydantic import BaseModel, computed_field
 
 from core.errors import RagpilotError
 from core.settings import Settings
+from tools.knowledge_base.sparse import UNFOLDED_ENCODER
+from tools.knowledge_base.store._shared import read_identity
 from tools.providers.chat_factory import resolve_llm_provider
 from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
 from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf
@@ -138,11 +140,25 @@ def _data_dir_summary(home: Path) -> str:
         return f"{home.absolute()} (not created yet: the first ingest creates it)"
     parts = [str(home.absolute())]
     index = home / "index"
-    collections = sorted(p.name for p in index.iterdir()) if index.is_dir() else []
-    parts.append(f"collections: {', '.join(collections) or 'none'}")
+    collections = sorted(p for p in index.iterdir() if p.is_dir()) if index.is_dir() else []
+    parts.append(f"collections: {', '.join(_collection_summary(c) for c in collections) or 'none'}")
     threads = home / "threads.sqlite"
     parts.append(f"threads: {threads.stat().st_size // 1024} KiB" if threads.exists() else "threads: none")
     return "; ".join(parts)
+
+
+def _collection_summary(index_dir: Path) -> str:
+    """The collection's name, and a word when its BM25 terms predate Chinese script folding."""
+    try:
+        identity = read_identity(index_dir / "index.json")
+    except RagpilotError:
+        return f"{index_dir.name} (index metadata unreadable)"
+    if identity is not None and identity.sparse_encoder == UNFOLDED_ENCODER:
+        return (
+            f"{index_dir.name} (BM25 built before Traditional/Simplified Chinese folding; delete "
+            f"{index_dir} and ingest again to match either script: embeddings are cached)"
+        )
+    return index_dir.name
 
 
 def _providers(settings: Settings) -> dict[str, str]:

@@ -149,6 +149,11 @@ class SearchSettings(BaseModel):
     rrf_k: int = Field(60, ge=1, le=10_000)
     dense_weight: float = Field(1.0, ge=0.0)
     sparse_weight: float = Field(1.0, ge=0.0)
+    fold_chinese_script: bool = Field(
+        True,
+        description="a new index's BM25 terms fold Traditional Chinese onto Simplified, so either script "
+        "matches the other; an existing index keeps how it was built",
+    )
 
 
 class ExpandSettings(BaseModel):

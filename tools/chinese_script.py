@@ -1,5 +1,6 @@
-"""Simplified and Traditional Chinese: which script a text is written in, and a text put into the
-Traditional script without rewriting what is already Traditional.
+"""Simplified and Traditional Chinese: which script a text is written in, a text put into the
+Traditional script without rewriting what is already Traditional, and a text folded onto Simplified
+for matching (BM25 terms, whatever the script of the question or the document).
 
 OpenCC's character dictionaries decide (``opencc-purepy``: the OpenCC data as text, in pure Python,
 so no native code). ``STCharacters`` lists, for each Simplified character, its Traditional forms;
@@ -40,6 +41,19 @@ def _traditional_only() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def _fold_table() -> dict[int, str]:
+    """Each character only Traditional writes -> its first Simplified form in ``TSCharacters``."""
+    text = resources.files("opencc_purepy").joinpath("dicts", "TSCharacters.txt").read_text(encoding="utf-8")
+    traditional_only = _traditional_only()
+    table: dict[int, str] = {}
+    for line in text.splitlines():
+        key, _, forms = line.partition("\t")
+        if len(key) == 1 and key in traditional_only and forms.split():
+            table[ord(key)] = forms.split()[0]
+    return table
+
+
+@lru_cache(maxsize=1)
 def _s2t():  # type: ignore[no-untyped-def]  # opencc_purepy is untyped
     from opencc_purepy import OpenCC
 
@@ -67,3 +81,9 @@ def to_traditional(text: str) -> str:
     if len(converted) != len(text):  # a phrase changed length: convert character by character
         converted = "".join(_s2t().convert(c) if c in simplified else c for c in text)
     return "".join(new if old in simplified else old for old, new in zip(text, converted, strict=True))
+
+
+def fold_to_simplified(text: str) -> str:
+    """``text`` with every character only Traditional writes in its Simplified form (發 → 发, 這 → 这),
+    character by character: for matching, not for display (a character both scripts write stays)."""
+    return text.translate(_fold_table())

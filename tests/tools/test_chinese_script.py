@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.chinese_script import chinese_script, to_traditional
+from tools.chinese_script import chinese_script, fold_to_simplified, to_traditional
 
 
 @pytest.mark.parametrize(
@@ -61,3 +61,26 @@ def test_text_already_traditional_or_not_chinese_is_left_as_written(text: str) -
 
 def test_only_the_simplified_characters_of_a_mixed_answer_change() -> None:
     assert to_traditional("台北的圖書館在1990年发现了这本书。[1]") == "台北的圖書館在1990年發現了這本書。[1]"
+
+
+@pytest.mark.parametrize(
+    ("text", "folded"),
+    [
+        ("臺灣鐵路的時刻表", "台湾铁路的时刻表"),  # 臺 and 台 then match
+        ("麵包店幾點開門？", "面包店几点开门？"),
+        ("圖書館週末開放", "图书馆周末开放"),
+        # must not change: Simplified text, shared characters, anything not Chinese
+        ("面包店几点开门？", "面包店几点开门？"),
+        ("台北 吃饭 里面", "台北 吃饭 里面"),
+        ("Opening hours 9:00–17:00", "Opening hours 9:00–17:00"),
+    ],
+)
+def test_folding_writes_every_traditional_only_character_in_its_simplified_form(
+    text: str, folded: str
+) -> None:
+    assert fold_to_simplified(text) == folded
+
+
+def test_a_traditional_text_and_its_simplified_original_fold_alike() -> None:
+    simplified = "这家诊所的医生每周三下午看诊，挂号请提前一天。"
+    assert fold_to_simplified(to_traditional(simplified)) == simplified

@@ -16,6 +16,11 @@ re-encoded. A constant only shifts how strongly length is normalised, uniformly 
 Tokenization is Unicode-aware and per script run: Han text goes through jieba's search-mode
 segmentation (words plus their sub-words, good for recall); everything else is split into word
 characters, lowercased, English stop words removed and Snowball-stemmed with PyStemmer.
+
+Traditional Chinese is folded onto Simplified before segmentation (``tools.chinese_script``): a
+Traditional question then matches a Simplified document's terms and the reverse, and jieba, whose
+dictionary is Simplified, segments Traditional text as well as Simplified. An index built before
+folding (``bm25-jieba-snowball-v1``) keeps its own tokenizer until it is built again.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import Stemmer
+
+from tools.chinese_script import fold_to_simplified
 
 
 @dataclass(frozen=True)
@@ -132,10 +139,13 @@ def _latin_tokens(text: str) -> list[str]:
     return _stemmer().stemWords([w for w in kept if w])
 
 
-def tokenize(text: str) -> list[str]:
-    """BM25 terms of ``text`` in order: lowercased; Han runs segmented by jieba (search mode), other
-    runs split into words with English stop words removed and Snowball-stemmed."""
+def tokenize(text: str, *, fold_chinese_script: bool = True) -> list[str]:
+    """BM25 terms of ``text`` in order: lowercased; Han runs (Traditional folded onto Simplified) segmented
+    by jieba (search mode), other runs split into words with English stop words removed and
+    Snowball-stemmed."""
     text = text.lower()
+    if fold_chinese_script:
+        text = fold_to_simplified(text)
     tokens: list[str] = []
     position = 0
     for match in _HAN_RUN.finditer(text):
@@ -153,22 +163,41 @@ def term_id(term: str) -> int:
     return zlib.crc32(term.encode("utf-8")) & 0x7FFFFFFF
 
 
+#: names recorded in the index metadata: changing tokenization or weighting means re-encoding the corpus
+FOLDING_ENCODER = "bm25-jieba-snowball-zhfold-v2"
+UNFOLDED_ENCODER = "bm25-jieba-snowball-v1"
+
+
 class SparseEncoder:
     """Encodes documents and queries as BM25 sparse vectors for a collection with ``Modifier.IDF``."""
 
-    #: recorded in the index metadata: changing tokenization or weighting means re-encoding the corpus
-    name = "bm25-jieba-snowball-v1"
-
-    def __init__(self, k1: float = DEFAULT_K1, b: float = DEFAULT_B, avgdl: float = DEFAULT_AVGDL) -> None:
+    def __init__(
+        self,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+        avgdl: float = DEFAULT_AVGDL,
+        *,
+        fold_chinese_script: bool = True,
+    ) -> None:
         if k1 < 0 or not 0.0 <= b <= 1.0 or avgdl <= 0:
             raise ValueError(f"invalid BM25 parameters: k1={k1}, b={b}, avgdl={avgdl}")
         self.k1 = k1
         self.b = b
         self.avgdl = avgdl
+        self.fold_chinese_script = fold_chinese_script
+        self.name = FOLDING_ENCODER if fold_chinese_script else UNFOLDED_ENCODER
+
+    @classmethod
+    def for_index(cls, built_with: str | None, *, fold_chinese_script: bool = True) -> SparseEncoder:
+        """The encoder an index was built with (an index built before folding keeps its tokenizer until
+        it is built again); a new index, or one of an unknown encoder, gets ``fold_chinese_script``'s."""
+        if built_with in (FOLDING_ENCODER, UNFOLDED_ENCODER):
+            return cls(fold_chinese_script=built_with == FOLDING_ENCODER)
+        return cls(fold_chinese_script=fold_chinese_script)
 
     def encode_document(self, text: str) -> SparseVec:
         """Term-frequency-saturated, length-normalised weights of the terms of ``text`` (empty for no terms)."""
-        tokens = tokenize(text)
+        tokens = tokenize(text, fold_chinese_script=self.fold_chinese_script)
         tf = Counter(term_id(t) for t in tokens)
         length_norm = self.k1 * (1.0 - self.b + self.b * len(tokens) / self.avgdl)
         indices = sorted(tf)
@@ -180,5 +209,5 @@ class SparseEncoder:
 
     def encode_query(self, text: str) -> SparseVec:
         """1.0 per unique term: the engine supplies the IDF, so the score is the BM25 sum."""
-        indices = sorted({term_id(t) for t in tokenize(text)})
+        indices = sorted({term_id(t) for t in tokenize(text, fold_chinese_script=self.fold_chinese_script)})
         return SparseVec(indices=indices, values=[1.0] * len(indices))

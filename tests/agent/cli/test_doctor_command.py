@@ -93,6 +93,22 @@ def test_the_data_directory_is_described(ragpilot_home: Path):
     assert "collections: ragpilot" in json.loads(result.stdout)["data_dir"]
 
 
+def test_a_collection_built_before_script_folding_is_named_with_the_way_to_rebuild_it(ragpilot_home: Path):
+    old = ragpilot_home / "index" / "handbook"
+    old.mkdir(parents=True)
+    (old / "index.json").write_text(
+        json.dumps(
+            {"embedder": "e5", "dim": 384, "sparse_encoder": "bm25-jieba-snowball-v1", "schema_version": 1}
+        )
+    )
+    (ragpilot_home / "index" / "ragpilot").mkdir(parents=True)
+
+    data_dir = json.loads(doctor("--json", "--no-smoke-test").stdout)["data_dir"]
+
+    assert f"handbook (BM25 built before Traditional/Simplified Chinese folding; delete {old}" in data_dir
+    assert data_dir.endswith(", ragpilot; threads: none")
+
+
 @pytest.mark.llm
 def test_the_model_cache_is_the_machine_wide_one_by_default(ragpilot_home, monkeypatch):
     monkeypatch.delenv("RAGPILOT_MODELS_DIR", raising=False)

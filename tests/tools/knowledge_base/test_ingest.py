@@ -22,7 +22,7 @@ from core.settings import Settings, load_settings
 from tools.knowledge_base.ingest import ingest
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.loaders.factory import file_doc_id
-from tools.knowledge_base.sparse import SparseEncoder
+from tools.knowledge_base.sparse import FOLDING_ENCODER
 from tools.knowledge_base.store.base import VectorStore
 from tools.knowledge_base.store.server import ServerStore
 
@@ -78,7 +78,7 @@ def kb(request: pytest.FixtureRequest, settings: Settings) -> Iterator[Knowledge
     if request.param == "edge":
         handle = KnowledgeBase.open(settings)
     else:
-        store = ServerStore.local(":memory:", settings.qdrant.collection, sparse_encoder=SparseEncoder.name)
+        store = ServerStore.local(":memory:", settings.qdrant.collection, sparse_encoder=FOLDING_ENCODER)
         handle = KnowledgeBase.open(settings, store=store)
     yield handle
     handle.close()

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from agent.cli import app
 from core.settings import load_settings
 from tools.knowledge_base.knowledge_base import KnowledgeBase
-from tools.knowledge_base.sparse import SparseEncoder
+from tools.knowledge_base.sparse import FOLDING_ENCODER
 from tools.knowledge_base.store.edge import EdgeStore
 
 runner = CliRunner()
@@ -87,7 +87,7 @@ def test_exit_code_two_for_an_invalid_setting_naming_it(ragpilot_home, docs):
 
 def test_exit_code_two_when_another_process_holds_the_index(ragpilot_home, docs):
     settings = load_settings()
-    holder = EdgeStore(settings.index_dir, sparse_encoder=SparseEncoder.name)
+    holder = EdgeStore(settings.index_dir, sparse_encoder=FOLDING_ENCODER)
     try:
         code, _, err = run(str(docs))
     finally:

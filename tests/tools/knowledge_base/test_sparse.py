@@ -14,7 +14,14 @@ import numpy as np
 import pytest
 
 from tools.knowledge_base.records import Chunk
-from tools.knowledge_base.sparse import DEFAULT_AVGDL, SparseEncoder, term_id, tokenize
+from tools.knowledge_base.sparse import (
+    DEFAULT_AVGDL,
+    FOLDING_ENCODER,
+    UNFOLDED_ENCODER,
+    SparseEncoder,
+    term_id,
+    tokenize,
+)
 from tools.knowledge_base.store.edge import EdgeStore
 from tools.knowledge_base.store.server import ServerStore
 
@@ -23,6 +30,36 @@ REPO = Path(__file__).resolve().parents[3]
 
 def test_english_is_lowercased_stemmed_and_stripped_of_stop_words():
     assert tokenize("The Cells were Running studies of the mice") == ["cell", "run", "studi", "mice"]
+
+
+def test_a_traditional_question_has_the_terms_of_its_simplified_document():
+    # a railway timetable written in Simplified, asked about in Traditional (and the reverse)
+    document = SparseEncoder().encode_document("高铁从台北到高雄的末班车几点发车")
+    question = SparseEncoder().encode_query("高鐵末班車幾點發車？")
+    assert set(question.indices) <= set(document.indices)
+    assert tokenize("圖書館週末開放") == tokenize("图书馆周末开放")
+
+
+def test_without_folding_the_scripts_share_few_terms():
+    unfolded = SparseEncoder(fold_chinese_script=False)
+    document = unfolded.encode_document("高铁从台北到高雄的末班车几点发车")
+    question = unfolded.encode_query("高鐵末班車幾點發車？")
+    assert not set(question.indices) <= set(document.indices)
+    assert unfolded.name == UNFOLDED_ENCODER and SparseEncoder().name == FOLDING_ENCODER
+
+
+def test_folding_leaves_simplified_and_english_terms_as_they_were():
+    for text in ["这家面包店几点开门？", "The bakery opens at 7 on Sundays", "台北的小吃"]:
+        assert tokenize(text) == tokenize(text, fold_chinese_script=False)
+
+
+def test_an_index_keeps_the_encoder_it_was_built_with():
+    assert SparseEncoder.for_index(UNFOLDED_ENCODER).name == UNFOLDED_ENCODER
+    assert SparseEncoder.for_index(FOLDING_ENCODER, fold_chinese_script=False).name == FOLDING_ENCODER
+    # a new index (or one of an encoder this version does not know: the identity check then refuses it)
+    assert SparseEncoder.for_index(None).name == FOLDING_ENCODER
+    assert SparseEncoder.for_index(None, fold_chinese_script=False).name == UNFOLDED_ENCODER
+    assert SparseEncoder.for_index("another-bm25").name == FOLDING_ENCODER
 
 
 def test_possessives_and_curly_apostrophes_reduce_to_the_word():

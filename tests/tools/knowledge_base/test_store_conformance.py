@@ -167,6 +167,23 @@ def matching(store: VectorStore, filter) -> set[str]:
 # ------------------------------------------------------------------------------------------ visibility
 
 
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_the_index_identity_is_what_the_collection_was_built_with(kind, tmp_path, embedder):
+    backend = open_backend(kind, tmp_path)
+    try:
+        assert backend.index_identity() is None
+        backend.ensure_collection(embedder.dim, embedder.name)
+        identity = backend.index_identity()
+        assert identity is not None
+        assert (identity.embedder, identity.dim, identity.sparse_encoder) == (
+            embedder.name,
+            embedder.dim,
+            ENCODER.name,
+        )
+    finally:
+        backend.close()
+
+
 def test_uncommitted_points_are_invisible_to_every_read(store, vectors, embedder):
     write(store, vectors, "alpha", CORPUS["alpha"], commit=False)
     assert store.count() == 0

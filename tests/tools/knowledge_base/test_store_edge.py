@@ -17,7 +17,7 @@ from core.errors import ConfigError, ProviderUnavailable
 from core.settings import load_settings
 from tools.knowledge_base.knowledge_base import KnowledgeBase
 from tools.knowledge_base.records import Chunk
-from tools.knowledge_base.sparse import SparseEncoder
+from tools.knowledge_base.sparse import FOLDING_ENCODER, UNFOLDED_ENCODER, SparseEncoder
 from tools.knowledge_base.store.edge import EdgeStore, IndexLocked
 from tools.knowledge_base.store.factory import open_store
 from tools.knowledge_base.store.server import ServerStore
@@ -153,6 +153,18 @@ def test_knowledge_base_refuses_an_index_of_another_embedder_and_releases_it(tmp
     with pytest.raises(ConfigError, match="some-4-dim-model"):
         KnowledgeBase.open(settings)
     EdgeStore(settings.index_dir, sparse_encoder=ENCODER.name).close()  # the failed open left no lock
+
+
+def test_an_index_built_before_folding_keeps_its_tokenizer_and_a_new_one_folds(tmp_path):
+    old = load_settings(home=tmp_path / "old", search={"fold_chinese_script": False})
+    with KnowledgeBase.open(old) as kb:
+        assert kb.sparse.name == UNFOLDED_ENCODER
+    # the upgrade: folding on by default, the old index opens with the encoder it was built with
+    with KnowledgeBase.open(load_settings(home=tmp_path / "old")) as kb:
+        assert kb.sparse.name == UNFOLDED_ENCODER
+        assert json.loads((kb.settings.index_dir / "index.json").read_text())["sparse_encoder"] == UNFOLDED_ENCODER
+    with KnowledgeBase.open(load_settings(home=tmp_path / "new")) as kb:
+        assert kb.sparse.name == FOLDING_ENCODER
 
 
 def test_knowledge_base_bundles_store_embedder_sparse_encoder_and_cache(tmp_path):

@@ -6,17 +6,19 @@ import json
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.errors import ConfigError
 from tools.knowledge_base.records import Chunk, point_id
-from tools.knowledge_base.store.base import DocumentState, FilterInput, StoredHit
+from tools.knowledge_base.store.base import (
+    DocumentState,
+    FilterInput,
+    IndexIdentity,
+    StoredHit,
+)
 from tools.knowledge_base.store.filters import AndFilter, MatchCondition, parse_filter
 
-#: bumped when the point layout changes in a way old indexes cannot serve
-SCHEMA_VERSION = 1
 UPSERT_BATCH = 256
 SCROLL_PAGE = 1000
 
@@ -35,45 +37,6 @@ INDEXED_FIELDS: dict[str, str] = {
 # Fields the store adds to a chunk's payload (not part of ``Chunk``).
 STORE_FIELDS = ("committed", "committed_at", "doc_version", "ingest_signature")
 SUMMARY_FIELDS = ["doc_id", "source", "content_hash", "doc_version", "ingest_signature", "committed_at"]
-
-
-@dataclass(frozen=True)
-class IndexIdentity:
-    """What vectors an index holds; an index never mixes two embedders or two sparse encoders."""
-
-    embedder: str
-    dim: int
-    sparse_encoder: str
-    schema_version: int = SCHEMA_VERSION
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "embedder": self.embedder,
-            "dim": self.dim,
-            "sparse_encoder": self.sparse_encoder,
-            "schema_version": self.schema_version,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> IndexIdentity:
-        return cls(
-            embedder=str(data.get("embedder", "")),
-            dim=int(data.get("dim", 0)),
-            sparse_encoder=str(data.get("sparse_encoder", "")),
-            schema_version=int(data.get("schema_version", 0)),
-        )
-
-    def check_matches(self, wanted: IndexIdentity, where: str) -> None:
-        """Raise ConfigError when an existing index was built with other models than this run uses."""
-        if self == wanted:
-            return
-        raise ConfigError(
-            f"the index {where} was built with embedder {self.embedder!r} (dim {self.dim}), sparse encoder "
-            f"{self.sparse_encoder!r}, schema {self.schema_version}; this run uses {wanted.embedder!r} (dim "
-            f"{wanted.dim}), {wanted.sparse_encoder!r}, schema {wanted.schema_version}. Vectors of different "
-            "models cannot be mixed: choose another collection name (qdrant.collection, env "
-            "RAGPILOT_QDRANT__COLLECTION) or delete the index and ingest again."
-        )
 
 
 def read_identity(path: Path) -> IndexIdentity | None:

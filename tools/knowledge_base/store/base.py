@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from core.errors import ConfigError
 from tools.knowledge_base.records import Chunk
 from tools.knowledge_base.sparse import SparseVec
 from tools.knowledge_base.store.filters import AndFilter
@@ -39,6 +40,49 @@ DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "bm25"
 
 SearchMode = Literal["dense", "sparse", "hybrid"]
+
+
+#: bumped when the point layout changes in a way old indexes cannot serve
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class IndexIdentity:
+    """What vectors an index holds; an index never mixes two embedders or two sparse encoders."""
+
+    embedder: str
+    dim: int
+    sparse_encoder: str
+    schema_version: int = SCHEMA_VERSION
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "embedder": self.embedder,
+            "dim": self.dim,
+            "sparse_encoder": self.sparse_encoder,
+            "schema_version": self.schema_version,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> IndexIdentity:
+        return cls(
+            embedder=str(data.get("embedder", "")),
+            dim=int(data.get("dim", 0)),
+            sparse_encoder=str(data.get("sparse_encoder", "")),
+            schema_version=int(data.get("schema_version", 0)),
+        )
+
+    def check_matches(self, wanted: IndexIdentity, where: str) -> None:
+        """Raise ConfigError when an existing index was built with other models than this run uses."""
+        if self == wanted:
+            return
+        raise ConfigError(
+            f"the index {where} was built with embedder {self.embedder!r} (dim {self.dim}), sparse encoder "
+            f"{self.sparse_encoder!r}, schema {self.schema_version}; this run uses {wanted.embedder!r} (dim "
+            f"{wanted.dim}), {wanted.sparse_encoder!r}, schema {wanted.schema_version}. Vectors of different "
+            "models cannot be mixed: choose another collection name (qdrant.collection, env "
+            "RAGPILOT_QDRANT__COLLECTION) or delete the index and ingest again."
+        )
 
 
 @dataclass
@@ -65,9 +109,16 @@ class DocumentState:
 class VectorStore(ABC):
     """A knowledge-base collection. Implementations: ``EdgeStore`` (embedded), ``ServerStore`` (qdrant-client)."""
 
+    #: the sparse encoder's name (``SparseEncoder.name``) the collection is built with, or is to be
+    sparse_encoder: str
+
     @abstractmethod
     def ensure_collection(self, dim: int, embedder_name: str) -> None:
         """Create the collection and its payload indexes if missing; refuse a different embedder's index."""
+
+    @abstractmethod
+    def index_identity(self) -> IndexIdentity | None:
+        """What the existing collection was built with; None when there is none yet."""
 
     @abstractmethod
     def upsert(

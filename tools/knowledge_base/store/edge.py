@@ -79,7 +79,7 @@ class EdgeStore(QdrantStore):
     ) -> None:
         self.index_dir = Path(index_dir)
         self.index_dir.mkdir(parents=True, exist_ok=True)
-        self._sparse_encoder = sparse_encoder
+        self.sparse_encoder = sparse_encoder
         self._max_search_threads = max_search_threads
         self._lock_fd: int | None = _acquire_lock(self.index_dir / "lock")
         self._shard_dir = self.index_dir / "shard"
@@ -90,8 +90,11 @@ class EdgeStore(QdrantStore):
 
     # ------------------------------------------------------------------------------------ lifecycle
 
+    def index_identity(self) -> IndexIdentity | None:
+        return read_identity(self._identity_path)
+
     def ensure_collection(self, dim: int, embedder_name: str) -> None:
-        wanted = IndexIdentity(embedder=embedder_name, dim=dim, sparse_encoder=self._sparse_encoder)
+        wanted = IndexIdentity(embedder=embedder_name, dim=dim, sparse_encoder=self.sparse_encoder)
         existing = read_identity(self._identity_path)
         if existing is not None:
             existing.check_matches(wanted, str(self.index_dir))

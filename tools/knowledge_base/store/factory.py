@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from core.settings import Settings
-from tools.knowledge_base.sparse import SparseEncoder
+from tools.knowledge_base.sparse import FOLDING_ENCODER
 from tools.knowledge_base.store.base import VectorStore
 
 
-def open_store(settings: Settings, *, sparse_encoder: str = SparseEncoder.name) -> VectorStore:
+def open_store(settings: Settings, *, sparse_encoder: str = FOLDING_ENCODER) -> VectorStore:
     """An open (not yet ensured) store for ``settings``: ``ServerStore`` when ``settings.qdrant.url`` is set
     (ProviderUnavailable naming QDRANT_URL if unreachable), else ``EdgeStore`` under ``settings.index_dir``."""
     if settings.qdrant.url:

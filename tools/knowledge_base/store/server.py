@@ -51,7 +51,7 @@ class ServerStore(QdrantStore):
     ) -> None:
         self.client = client
         self.collection = collection
-        self._sparse_encoder = sparse_encoder
+        self.sparse_encoder = sparse_encoder
         # Local mode ignores payload indexes (and warns about each): skip creating them there.
         self._is_local = is_local
         self._exists: bool | None = None
@@ -89,11 +89,16 @@ class ServerStore(QdrantStore):
             self._exists = self.client.collection_exists(self.collection)
         return self._exists
 
+    def index_identity(self) -> IndexIdentity | None:
+        if not self._collection_exists():
+            return None
+        return IndexIdentity.from_dict(self.client.get_collection(self.collection).config.metadata or {})
+
     def ensure_collection(self, dim: int, embedder_name: str) -> None:
-        wanted = IndexIdentity(embedder=embedder_name, dim=dim, sparse_encoder=self._sparse_encoder)
+        wanted = IndexIdentity(embedder=embedder_name, dim=dim, sparse_encoder=self.sparse_encoder)
         if self._collection_exists():
-            info = self.client.get_collection(self.collection)
-            existing = IndexIdentity.from_dict(info.config.metadata or {})
+            existing = self.index_identity()
+            assert existing is not None
             existing.check_matches(wanted, f"collection {self.collection!r} on the Qdrant server")
             return
         self.client.create_collection(
