@@ -9,9 +9,13 @@ are a seeded sample that leaves out every question of ``bench.qa``'s CMRC sample
 the mixed set, so nothing here was read while tuning. The converted file lives under ``--home``, not
 in the repository.
 
-    .venv/bin/python -m bench.traditional_chinese --limit 40 [--tag T] [--set graph.x=v] [--resume]
+With ``--documents simplified`` only the questions are converted: users who ask in Traditional over
+documents written in Simplified (passages and gold answers as the shared file has them; the metrics
+compare either script with the other).
 
-Saves ``bench/results/traditional_chinese[_<tag>].json`` (the eval report: answer contained, char-F1,
+    .venv/bin/python -m bench.traditional_chinese --limit 40 [--documents simplified] [--tag T] [--set graph.x=v] [--resume]
+
+Saves ``bench/results/traditional_chinese[_over_simplified][_<tag>].json`` (the eval report: answer contained, char-F1,
 refusals, per question); pair two runs with ``python -m bench.qa_compare A.json B.json``.
 """
 
@@ -49,6 +53,23 @@ def traditional_copy(home: Path) -> Path:
     return path
 
 
+def traditional_questions_copy(home: Path) -> Path:
+    """The CMRC trial file with only its questions in the Traditional script (written once under ``home``)."""
+    from opencc_purepy import OpenCC
+
+    path = home / "traditional" / "cmrc2018_trial_questions_s2tw.json"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        s2tw = OpenCC("s2tw")
+        data = json.loads(SOURCE.read_text(encoding="utf-8"))
+        for article in data["data"]:
+            for paragraph in article["paragraphs"]:
+                for qa in paragraph["qas"]:
+                    qa["question"] = s2tw.convert(qa["question"])
+        path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
 def used_elsewhere(home: Path) -> set[str]:
     """CMRC question ids other runs have read: bench.qa's seed-0 sample and the mixed set."""
     from agent.eval.datasets import load_qa_dataset
@@ -65,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=ROOT / ".ragpilot-bench")
     parser.add_argument("--limit", type=int, default=40)
+    parser.add_argument("--documents", choices=["traditional", "simplified"], default="traditional")
     parser.add_argument("--tag", default="")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=JSON")
     parser.add_argument("--qids", default="", help="comma-separated: only these of the selection")
@@ -74,13 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     from agent.eval.datasets import load_qa_dataset
     from agent.eval.qa import QAEvalConfig, QuestionResult, qa_settings, run_qa_eval
 
-    path = traditional_copy(args.home)
+    over_simplified = args.documents == "simplified"
+    path = traditional_questions_copy(args.home) if over_simplified else traditional_copy(args.home)
     dataset = load_qa_dataset(path, "squad", limit=SAMPLED, sample_seed=SAMPLE_SEED)
     used = used_elsewhere(args.home)
     fresh = [e.qid for e in dataset.examples if e.qid not in used][: args.limit]
     if args.qids:
         fresh = [q for q in args.qids.split(",") if q in fresh]
-    name = "traditional_chinese" + (f"_{args.tag}" if args.tag else "")
+    name = (
+        "traditional_chinese"
+        + ("_over_simplified" if over_simplified else "")
+        + (f"_{args.tag}" if args.tag else "")
+    )
     partial = partial_path(name)
     if not args.resume:
         partial.unlink(missing_ok=True)

@@ -7,8 +7,9 @@ answer is scored as the empty string.
 
 - **Normalisation.** English (SQuAD's official script): lower-case, drop ASCII punctuation, drop the
   articles a/an/the, collapse whitespace; tokens are the remaining words. Chinese (mixed segmentation,
-  as in MLQA / CMRC): lower-case, drop ASCII and CJK punctuation and whitespace; every CJK character is
-  one token and every run of latin letters/digits is one token.
+  as in MLQA / CMRC): lower-case, Traditional characters folded onto Simplified (an answer in the user's
+  script matches a gold written in the other), drop ASCII and CJK punctuation and whitespace; every CJK
+  character is one token and every run of latin letters/digits is one token.
 - **em**: normalised short answer == normalised gold (max over the gold aliases), SQuAD's EM. The
   short answer is ``Answer.short_answer``; an answer without one is scored on its sentences instead.
 - **f1**: token-overlap F1 (bag of tokens) between the short answer (as for em) and the gold, max over
@@ -35,6 +36,7 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
+from tools.chinese_script import fold_to_simplified
 from tools.knowledge_base.text_units import is_cjk_char, split_sentences
 
 _CITATION_MARKER = re.compile(r"\s?[\[【]\s*\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*\s*[\]】]")
@@ -56,8 +58,9 @@ def normalize_english(text: str) -> str:
 
 
 def normalize_chinese(text: str) -> str:
-    """Lower case, without ASCII/CJK punctuation and whitespace (character-level comparison)."""
-    return "".join(ch for ch in text.lower() if ch not in _PUNCTUATION and not ch.isspace())
+    """Lower case, one script, without ASCII/CJK punctuation and whitespace (character-level comparison)."""
+    folded = fold_to_simplified(text.lower())
+    return "".join(ch for ch in folded if ch not in _PUNCTUATION and not ch.isspace())
 
 
 def answer_tokens(text: str, language: str) -> list[str]:

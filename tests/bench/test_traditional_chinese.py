@@ -31,3 +31,20 @@ def test_the_copy_is_traditional_and_keeps_every_answer_a_span_of_its_passage(
     assert chinese_script(paragraph["context"]) == chinese_script(qa["question"]) == "traditional"
     answer = qa["answers"][0]
     assert paragraph["context"][answer["answer_start"] :].startswith(answer["text"])
+
+
+def test_over_simplified_documents_only_the_questions_are_traditional(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "trial.json"
+    source.write_text(json.dumps(ARTICLE, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.setattr(traditional_chinese, "SOURCE", source)
+
+    copy = json.loads(
+        traditional_chinese.traditional_questions_copy(tmp_path / "home").read_text(encoding="utf-8")
+    )
+
+    paragraph = copy["data"][0]["paragraphs"][0]
+    assert paragraph["context"] == ARTICLE["data"][0]["paragraphs"][0]["context"]
+    assert chinese_script(paragraph["qas"][0]["question"]) == "traditional"
+    assert paragraph["qas"][0]["answers"] == ARTICLE["data"][0]["paragraphs"][0]["qas"][0]["answers"]

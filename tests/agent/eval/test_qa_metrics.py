@@ -39,6 +39,12 @@ def test_chinese_normalisation_drops_cjk_punctuation_and_spaces():
     assert normalize_chinese("《踢爆》， 是的！") == "踢爆是的"
 
 
+def test_a_chinese_answer_in_either_script_matches_a_gold_in_the_other():
+    assert answer_contained("末班車晚上十點發車。[1]", [["十点"]], "zh")
+    assert normalize_chinese("台北車站") == normalize_chinese("台北车站")
+    assert not answer_contained("末班車晚上九點發車。", [["十点"]], "zh")
+
+
 def test_chinese_tokens_are_characters_with_latin_runs_kept_whole():
     assert answer_tokens("答案是12人，NBA。", "zh") == ["答", "案", "是", "12", "人", "nba"]
 
