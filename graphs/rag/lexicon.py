@@ -1,11 +1,16 @@
 """One lexicon for what the question and answer rules read: numbers (digits, English words, Chinese
 numerals), years, ordinals, months and seasons, Chinese characters, citation markers. Every rule in ``graphs/`` that looks for one of
 them imports it from here, so a fix to how a number is read reaches every rule at once.
+
+Every comparison of an answer with its passages reads both in ``one_script``: an answer written in the
+user's Traditional Chinese states what a Simplified passage states (and the reverse).
 """
 
 from __future__ import annotations
 
 import re
+
+from tools.chinese_script import fold_to_simplified
 
 # A number standing on its own ("6.4", "1,186"; not the "5" of "No.5" or of "3.5").
 NUMBER = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
@@ -69,10 +74,15 @@ def zh_numeral_value(numeral: str) -> int:
     return value + current
 
 
+def one_script(text: str) -> str:
+    """``text`` with Traditional Chinese folded onto Simplified (發 → 发, 兩 → 两), for comparing, not showing."""
+    return fold_to_simplified(text)
+
+
 def numbers_in(text: str) -> set[str]:
     """The numbers of ``text``: in digits (thousands separators dropped), and spelled out in English
-    words or Chinese numerals; citation markers excluded."""
-    text = CITATION_MARKER.sub(" ", text)
+    words or Chinese numerals (either script); citation markers excluded."""
+    text = one_script(CITATION_MARKER.sub(" ", text))
     found = {plain_number(n) for n in NUMBER.findall(text)}
     found |= {_SPELLED[w] for w in _WORD.findall(text.lower()) if w in _SPELLED}
     found |= {str(zh_numeral_value(n)) for n in _ZH_NUMERAL.findall(text)}

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, numbers_in
+from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, numbers_in, one_script
 from tools.knowledge_base.text_units import split_sentences
 
 _CITATION = CITATION_MARKER
@@ -75,8 +75,9 @@ def join_sentences(sentences: list[str]) -> str:
 
 
 def _units(text: str, tokenize: Callable[[str], list[str]]) -> set[str]:
-    """Words of the Latin text and character bigrams of the Chinese (word segmentation of a short
-    sentence and of its source passage disagree too often to compare their words)."""
+    """Words of the Latin text and character bigrams of the Chinese, in one script (word segmentation
+    of a short sentence and of its source passage disagree too often to compare their words)."""
+    text = one_script(text)
     units = set(tokenize(CJK_RUN.sub(" ", text)))
     for run in CJK_RUN.findall(text):
         units.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))

@@ -23,6 +23,7 @@ from graphs.rag.lexicon import (
     ORDINAL_ZH,
     YEAR,
     numbers_in,
+    one_script,
     plain_number,
 )
 from tools.knowledge_base.text_units import split_sentences
@@ -73,10 +74,12 @@ def unmet_constraints(
     handle that)."""
     if not short_answer or not constraints:
         return []
-    needle = plain_number(short_answer.lower())
+    needle = plain_number(one_script(short_answer.lower()))
+    as_asked = {one_script(c): c for c in constraints}  # compared in one script, reported as asked
+    constraints = list(as_asked)
     best: list[str] | None = None
     for passage in passages:
-        sentences = split_sentences(passage)
+        sentences = split_sentences(one_script(passage))
         for i, sentence in enumerate(sentences):
             if needle not in plain_number(sentence.lower()):
                 continue
@@ -86,4 +89,4 @@ def unmet_constraints(
                 return []
             if best is None or len(missing) < len(best):
                 best = missing
-    return best or []
+    return [as_asked[c] for c in best or []]

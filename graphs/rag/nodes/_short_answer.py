@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from graphs.rag.lexicon import CITATION_MARKER, CJK, NUMBER
+from graphs.rag.lexicon import CITATION_MARKER, CJK, NUMBER, one_script
 
 _CITATION = re.compile(r"\s*" + CITATION_MARKER.pattern)
 _TRAILING = "。.！!；;，,：: \t"
@@ -76,11 +76,11 @@ def backed_short_answer(short: str, evidence: Iterable[str], tokenize: Callable[
         return ""
     if is_yes_no(short):
         return short
-    pool = " ".join(evidence)
+    pool = one_script(" ".join(evidence))
     if any(number not in pool for number in NUMBER.findall(short)):
         return ""
     if CJK.search(short):
-        wanted = [c for c in short if c.isalnum()]
+        wanted = [c for c in one_script(short) if c.isalnum()]
         present = sum(1 for c in wanted if c in pool)
     else:
         wanted = list(set(tokenize(short)))
