@@ -18,7 +18,7 @@ from pydantic import BaseModel, computed_field
 from core.errors import RagpilotError
 from core.settings import Settings
 from tools.knowledge_base.sparse import UNFOLDED_ENCODER
-from tools.knowledge_base.store._shared import read_identity
+from tools.knowledge_base.store.edge import index_identity_at
 from tools.providers.chat_factory import resolve_llm_provider
 from tools.providers.llama_cpu import RELEVANT_CPU_FLAGS, cpu_model_name, read_cpu_flags
 from tools.providers.local_gguf import GGUF_FILENAME, GGUF_SHA256, ensure_local_gguf
@@ -150,7 +150,7 @@ def _data_dir_summary(home: Path) -> str:
 def _collection_summary(index_dir: Path) -> str:
     """The collection's name, and a word when its BM25 terms predate Chinese script folding."""
     try:
-        identity = read_identity(index_dir / "index.json")
+        identity = index_identity_at(index_dir)
     except RagpilotError:
         return f"{index_dir.name} (index metadata unreadable)"
     if identity is not None and identity.sparse_encoder == UNFOLDED_ENCODER:

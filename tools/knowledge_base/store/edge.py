@@ -71,6 +71,11 @@ def _acquire_lock(path: Path) -> int:
     return fd
 
 
+def index_identity_at(index_dir: Path) -> IndexIdentity | None:
+    """What the embedded index under ``index_dir`` was built with; None when there is none yet."""
+    return read_identity(Path(index_dir) / "index.json")
+
+
 class EdgeStore(QdrantStore):
     """A knowledge-base collection in an embedded ``qdrant_edge.EdgeShard`` (see ``VectorStore``)."""
 
@@ -91,7 +96,7 @@ class EdgeStore(QdrantStore):
     # ------------------------------------------------------------------------------------ lifecycle
 
     def index_identity(self) -> IndexIdentity | None:
-        return read_identity(self._identity_path)
+        return index_identity_at(self.index_dir)
 
     def ensure_collection(self, dim: int, embedder_name: str) -> None:
         wanted = IndexIdentity(embedder=embedder_name, dim=dim, sparse_encoder=self.sparse_encoder)
