@@ -17,13 +17,15 @@ ARTICLE = {"version": "v1.0", "data": [{"title": "面包店", "paragraphs": [{
 }]}]}  # fmt: skip
 
 
-def test_the_copy_is_traditional_and_keeps_every_answer_a_span_of_its_passage(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(autouse=True)
+def bakery_trial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench reads the bakery article where it reads the CMRC trial file."""
     source = tmp_path / "trial.json"
     source.write_text(json.dumps(ARTICLE, ensure_ascii=False), encoding="utf-8")
     monkeypatch.setattr(traditional_chinese, "SOURCE", source)
 
+
+def test_the_copy_is_traditional_and_keeps_every_answer_a_span_of_its_passage(tmp_path: Path) -> None:
     copy = json.loads(traditional_chinese.traditional_copy(tmp_path / "home").read_text(encoding="utf-8"))
 
     paragraph = copy["data"][0]["paragraphs"][0]
@@ -33,13 +35,7 @@ def test_the_copy_is_traditional_and_keeps_every_answer_a_span_of_its_passage(
     assert paragraph["context"][answer["answer_start"] :].startswith(answer["text"])
 
 
-def test_over_simplified_documents_only_the_questions_are_traditional(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    source = tmp_path / "trial.json"
-    source.write_text(json.dumps(ARTICLE, ensure_ascii=False), encoding="utf-8")
-    monkeypatch.setattr(traditional_chinese, "SOURCE", source)
-
+def test_over_simplified_documents_only_the_questions_are_traditional(tmp_path: Path) -> None:
     copy = json.loads(
         traditional_chinese.traditional_questions_copy(tmp_path / "home").read_text(encoding="utf-8")
     )
