@@ -19,38 +19,31 @@ from typing import Literal
 ChineseScript = Literal["simplified", "traditional"]
 
 
-def _one_script_characters(dictionary: str) -> frozenset[str]:
-    """Keys of an OpenCC character dictionary that are not among their own conversions."""
+@lru_cache(maxsize=2)
+def _one_script_conversions(dictionary: str) -> dict[str, list[str]]:
+    """The entries of an OpenCC character dictionary whose key is not among its own conversions (发 →
+    發 髮): characters written in one script only, each with its forms in the other."""
     text = resources.files("opencc_purepy").joinpath("dicts", dictionary).read_text(encoding="utf-8")
-    only: set[str] = set()
+    only: dict[str, list[str]] = {}
     for line in text.splitlines():
         key, _, forms = line.partition("\t")
-        if key and forms and key not in forms.split():
-            only.add(key)
-    return frozenset(only)
+        if key and forms.split() and key not in forms.split():
+            only[key] = forms.split()
+    return only
 
 
-@lru_cache(maxsize=1)
-def _simplified_only() -> frozenset[str]:
-    return _one_script_characters("STCharacters.txt")
+def _simplified_only() -> dict[str, list[str]]:
+    return _one_script_conversions("STCharacters.txt")
 
 
-@lru_cache(maxsize=1)
-def _traditional_only() -> frozenset[str]:
-    return _one_script_characters("TSCharacters.txt")
+def _traditional_only() -> dict[str, list[str]]:
+    return _one_script_conversions("TSCharacters.txt")
 
 
 @lru_cache(maxsize=1)
 def _fold_table() -> dict[int, str]:
-    """Each character only Traditional writes -> its first Simplified form in ``TSCharacters``."""
-    text = resources.files("opencc_purepy").joinpath("dicts", "TSCharacters.txt").read_text(encoding="utf-8")
-    traditional_only = _traditional_only()
-    table: dict[int, str] = {}
-    for line in text.splitlines():
-        key, _, forms = line.partition("\t")
-        if len(key) == 1 and key in traditional_only and forms.split():
-            table[ord(key)] = forms.split()[0]
-    return table
+    """Each character only Traditional writes -> its first Simplified form (``str.translate``'s table)."""
+    return {ord(key): forms[0] for key, forms in _traditional_only().items() if len(key) == 1}
 
 
 @lru_cache(maxsize=1)

@@ -31,13 +31,13 @@ class KnowledgeBase:
         """Open the collection for ``settings`` (created if missing). Raises ConfigError when the index was
         built with another embedder, ProviderUnavailable when the store cannot be reached or is locked."""
         embedder = embedder or get_embedder(settings)
-        fold = settings.search.fold_chinese_script
-        store = store or open_store(settings, sparse_encoder=SparseEncoder(fold_chinese_script=fold).name)
+        store = store or open_store(settings)
         try:
             # an index keeps the tokenizer it was built with: an upgrade never strands an index
             built = store.index_identity()
             sparse = SparseEncoder.for_index(
-                built.sparse_encoder if built else None, fold_chinese_script=fold
+                built.sparse_encoder if built else None,
+                fold_chinese_script=settings.search.fold_chinese_script,
             )
             store.sparse_encoder = sparse.name
             store.ensure_collection(embedder.dim, embedder.name)

@@ -100,7 +100,7 @@ class EdgeStore(QdrantStore):
 
     def ensure_collection(self, dim: int, embedder_name: str) -> None:
         wanted = IndexIdentity(embedder=embedder_name, dim=dim, sparse_encoder=self.sparse_encoder)
-        existing = read_identity(self._identity_path)
+        existing = self.index_identity()
         if existing is not None:
             existing.check_matches(wanted, str(self.index_dir))
         else:
