@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.eval.datasets import rgb_answer_groups, select_indexes  # noqa: E402
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from bench.partials import partial_path  # noqa: E402
 from graphs.rag.inspection import (  # noqa: E402
     ask_structured,
@@ -52,7 +53,7 @@ from graphs.rag.nodes.check_answerable import answerable_prompt  # noqa: E402
 from graphs.rag.nodes.generate_answer import NOT_FOUND, answer_prompt  # noqa: E402
 from prompts import load_prompt  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
+DATA = shared_data_dir()
 OUT = ROOT / "bench" / "results" / "answerable_gate.json"
 PASSAGE_CHARS = 500
 SPLITS = {

@@ -48,13 +48,14 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.knowledge_base import KnowledgeBase  # noqa: E402
 from tools.knowledge_base.records import Chunk, content_hash  # noqa: E402
 from tools.rerank.offline import OfflineReranker  # noqa: E402
 from tools.search import SearchRequest, hybrid_search  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
+DATA = shared_data_dir()
 BENCH_CACHE = REPO / ".ragpilot-bench" / "embeddings.sqlite"
 RESULTS = REPO / "bench" / "results" / "crag_thresholds.json"
 HOLDOUT_EVERY = 5

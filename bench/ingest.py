@@ -46,13 +46,14 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from core.settings import Settings, load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 from tools.knowledge_base.knowledge_base import KnowledgeBase  # noqa: E402
 from tools.providers.embedder_factory import get_local_e5_embedder  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-SCIFACT = REPO.parent / "shared" / "data" / "scifact" / "corpus.jsonl.gz"
+SCIFACT = shared_data_dir() / "scifact" / "corpus.jsonl.gz"
 COLLECTION = "scifact_ingest_bench"
 
 

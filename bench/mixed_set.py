@@ -26,7 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-DATA = ROOT.parent / "shared" / "data"
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
+
+DATA = shared_data_dir()
 RESULTS = ROOT / "bench" / "results"
 SPLITS = ("all", "calibration", "report")
 

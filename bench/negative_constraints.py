@@ -26,9 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent.eval.datasets import rgb_answer_groups  # noqa: E402
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from graphs.rag.inspection import CONSTRAINT_WINDOW, question_constraints, unmet_constraints  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "rgb" / "zh_refine.json"
+DATA = shared_data_dir() / "rgb" / "zh_refine.json"
 OUT = ROOT / "bench" / "results" / "negative_constraints.json"
 CALIBRATION = range(100, 300)
 WINDOWS: list[int | None] = [0, 1, 2, 3, None]

@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent.eval.shared_data import shared_data_dir
 from bench.partials import partial_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
+DATA = shared_data_dir()
 RESULTS = ROOT / "bench" / "results"
 
 RUNS: dict[str, dict[str, Any]] = {

@@ -17,9 +17,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from agent.eval.shared_data import shared_data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-HOTPOT = ROOT.parent / "shared" / "data" / "hotpotqa" / "hotpot_dev_distractor_first100.json"
+HOTPOT = shared_data_dir() / "hotpotqa" / "hotpot_dev_distractor_first100.json"
 
 
 def main() -> int:

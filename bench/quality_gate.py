@@ -19,8 +19,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agent.eval.quality_gate import compare, measure_answers, measure_retrieval  # noqa: E402
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
+DATA = shared_data_dir()
 BASELINE = ROOT / "tests" / "quality" / "baseline.json"
 DEFAULT_TOLERANCE = {"retrieval_relative_drop": 0.02, "outcome_questions": 2, "faithfulness_floor": 0.9}
 

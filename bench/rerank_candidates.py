@@ -21,12 +21,13 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from core.settings import RerankSettings  # noqa: E402
 from tools.knowledge_base.records import Hit, LegScore  # noqa: E402
 from tools.knowledge_base.sparse import SparseEncoder  # noqa: E402
 from tools.rerank.offline import PassageTerms, candidate_features, judged_passage  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
+DATA = shared_data_dir()
 BENCH_HOME = REPO / ".ragpilot-bench"
 METRICS = ["ndcg@10", "recall@10", "recall@100", "mrr@10", "precision@5"]
 

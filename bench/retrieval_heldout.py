@@ -37,8 +37,9 @@ from agent.eval.retrieval import (  # noqa: E402
     load_beir,
     run_retrieval_eval,
 )
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = shared_data_dir()
 RESULTS = ROOT / "bench" / "results"
 METRICS = ["ndcg@10", "recall@5", "recall@10", "mrr@10"]
 QUERIES_PER_SET = {"squad": 600, "hotpotqa": 100, "cmrc": 600, "rgb": 300}

@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agent.eval.retrieval import LatencyStats, eval_settings, load_beir  # noqa: E402
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from core.settings import Settings, load_settings  # noqa: E402
 from tools.knowledge_base.knowledge_base import KnowledgeBase  # noqa: E402
 from tools.knowledge_base.records import Chunk  # noqa: E402
@@ -49,7 +50,7 @@ from tools.knowledge_base.store.factory import open_store  # noqa: E402
 from tools.search import SearchRequest, encode_queries, search_encoded  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-DEFAULT_BEIR = REPO.parent / "shared" / "data" / "scifact"
+DEFAULT_BEIR = shared_data_dir() / "scifact"
 WARMUP_QUERIES = 5
 SYNTHETIC_DOC_TOKENS = 180  # the stemmed, stop-word-free length of a typical SciFact abstract
 SYNTHETIC_CHUNKS_PER_DOC = 1000  # one commit per 1,000 chunks keeps the build fast

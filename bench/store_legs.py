@@ -32,12 +32,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from tools.knowledge_base.records import Chunk  # noqa: E402
 from tools.knowledge_base.sparse import SparseEncoder  # noqa: E402
 from tools.knowledge_base.store.edge import EdgeStore  # noqa: E402
 from tools.knowledge_base.store.filters import restrict_to_groups  # noqa: E402
 
-SCIFACT = REPO.parent / "shared" / "data" / "scifact"
+SCIFACT = shared_data_dir() / "scifact"
 DIM = 384
 
 

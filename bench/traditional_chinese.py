@@ -31,10 +31,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
 from bench.mixed_set import parse_overrides, save_run  # noqa: E402
 from bench.partials import partial_path  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
+DATA = shared_data_dir()
 SOURCE = DATA / "cmrc2018" / "cmrc2018_trial.json"
 SAMPLE_SEED = 22  # not 0: bench.qa's CMRC sample is seed 0
 SAMPLED = 120  # sampled first; the questions other runs used are then left out

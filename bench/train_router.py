@@ -33,8 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from agent.eval.shared_data import shared_data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data"
+DEFAULT_DATA = shared_data_dir()
 WRITTEN = ROOT / "bench" / "data"
 RESULTS = ROOT / "bench" / "results"
 LABELS = ["direct", "single", "iterative"]

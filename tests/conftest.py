@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 # Never reach for a model hub, whatever a library might try.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -29,6 +28,19 @@ def ragpilot_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("RAGPILOT_HOME", str(home))
     monkeypatch.chdir(tmp_path)  # no stray ragpilot.toml from the repo root
     return home
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The public benchmark sets (``agent/eval/shared_data.py``). Absent, the tests that read them fail
+    with one message saying where to put them, rather than skip: the quality gate must run."""
+    from agent.eval.shared_data import require_shared_data
+    from core.errors import ConfigError
+
+    try:
+        return require_shared_data()
+    except ConfigError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,6 @@ from agent.eval.quality_gate import (
     measure_answers,
     measure_retrieval,
 )
-from tests.conftest import SHARED_DATA
 
 BASELINE = json.loads((Path(__file__).parent / "baseline.json").read_text(encoding="utf-8"))
 # The measuring fixtures run inside their first test's timeout: 16 questions through the local model
@@ -29,14 +28,14 @@ GATE_TIMEOUT_S = 1500
 
 
 @pytest.fixture(scope="module")
-def retrieval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    figures = measure_retrieval(SHARED_DATA, tmp_path_factory.mktemp("gate-retrieval"))
+def retrieval(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Any]:
+    figures = measure_retrieval(shared_data, tmp_path_factory.mktemp("gate-retrieval"))
     return {name: f.model_dump() for name, f in figures.items()}
 
 
 @pytest.fixture(scope="module")
-def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return measure_answers(SHARED_DATA, tmp_path_factory.mktemp("gate-answers")).model_dump()
+def answers(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Any]:
+    return measure_answers(shared_data, tmp_path_factory.mktemp("gate-answers")).model_dump()
 
 
 def _only(failures: list[str], prefix: tuple[str, ...]) -> list[str]:
@@ -75,21 +74,23 @@ def test_the_gate_fails_on_a_drop_beyond_its_tolerance() -> None:
     assert compare({"retrieval": BASELINE["retrieval"], "answers": BASELINE["answers"]}, BASELINE) == []
 
 
-def test_the_gate_asks_only_questions_of_the_calibration_split() -> None:
+def test_the_gate_asks_only_questions_of_the_calibration_split(shared_data: Path) -> None:
     """The headline is reported on the full mixed set's report split; the gate never sees one of those."""
-    report = {e.qid for e in build_mixed_set(SHARED_DATA, seed=0).examples if e.split == "report"}
+    report = {e.qid for e in build_mixed_set(shared_data, seed=0).examples if e.split == "report"}
 
-    asked = gate_questions(SHARED_DATA).examples
+    asked = gate_questions(shared_data).examples
 
     assert len(asked) == ANSWER_QUESTIONS
     assert not {e.qid for e in asked} & report
     assert any(not e.answerable for e in asked) and any(e.language == "zh" for e in asked)
 
 
-def test_the_gate_knowledge_base_holds_every_answer_it_should_and_none_it_should_not() -> None:
+def test_the_gate_knowledge_base_holds_every_answer_it_should_and_none_it_should_not(
+    shared_data: Path,
+) -> None:
     """The gate indexes a few hundred passages, not the small set's thousand: each answerable question
     keeps the passages stating its answer (both hops for multi-hop), each unanswerable one stays so."""
-    asked = gate_questions(SHARED_DATA)
+    asked = gate_questions(shared_data)
     titles = {p.title for p in asked.passages}
 
     assert len(asked.passages) < 300

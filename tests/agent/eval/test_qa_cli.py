@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
 
@@ -37,8 +36,8 @@ def _check_complete(report: dict) -> None:
         assert result["llm_calls"] >= 1 or result["refused"]  # a refusal may come before any LLM call
 
 
-def test_hotpot_single_route_retrieves_the_supporting_titles(tmp_path: Path):
-    path = DATA / "hotpotqa" / "hotpot_dev_distractor_first100.json"
+def test_hotpot_single_route_retrieves_the_supporting_titles(tmp_path: Path, shared_data: Path):
+    path = shared_data / "hotpotqa" / "hotpot_dev_distractor_first100.json"
     report = _run_eval(tmp_path, "--dataset", str(path), "--format", "hotpot", "--route", "single")
     _check_complete(report)
     assert report["index_documents"] == 20  # 2 questions x 10 paragraphs, distinct titles
@@ -48,16 +47,16 @@ def test_hotpot_single_route_retrieves_the_supporting_titles(tmp_path: Path):
     assert "supporting_recall@10" in report["metrics"]
 
 
-def test_squad_sample_runs_on_its_articles(tmp_path: Path):
+def test_squad_sample_runs_on_its_articles(tmp_path: Path, shared_data: Path):
     report = _run_eval(
-        tmp_path, "--dataset", str(DATA / "cmrc2018" / "cmrc2018_trial.json"), "--format", "squad"
+        tmp_path, "--dataset", str(shared_data / "cmrc2018" / "cmrc2018_trial.json"), "--format", "squad"
     )
     _check_complete(report)
     assert all(r["language"] == "zh" for r in report["results"])
 
 
-def test_rgb_negative_only_reports_a_rejection_rate(tmp_path: Path):
-    path = DATA / "rgb" / "zh_refine.json"
+def test_rgb_negative_only_reports_a_rejection_rate(tmp_path: Path, shared_data: Path):
+    path = shared_data / "rgb" / "zh_refine.json"
     report = _run_eval(
         tmp_path, "--dataset", str(path), "--format", "rgb", "--negative-only", "--route", "single"
     )

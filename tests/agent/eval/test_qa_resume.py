@@ -9,12 +9,10 @@ from pathlib import Path
 from agent.eval.datasets import load_qa_dataset
 from agent.eval.qa import QAEvalConfig, QuestionResult, qa_settings, run_qa_eval
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-HOTPOT = DATA / "hotpotqa" / "hotpot_dev_distractor_first100.json"
 
-
-def test_questions_already_done_are_reported_not_rerun(tmp_path: Path):
-    dataset = load_qa_dataset(HOTPOT, "hotpot", limit=2)
+def test_questions_already_done_are_reported_not_rerun(tmp_path: Path, shared_data: Path):
+    hotpot = shared_data / "hotpotqa" / "hotpot_dev_distractor_first100.json"
+    dataset = load_qa_dataset(hotpot, "hotpot", limit=2)
     done = [
         QuestionResult(
             qid=example.qid,
@@ -32,7 +30,7 @@ def test_questions_already_done_are_reported_not_rerun(tmp_path: Path):
     done.append(done[0].model_copy(update={"qid": "not-in-this-sample"}))  # stale lines are ignored
     rerun: list[QuestionResult] = []
 
-    config = QAEvalConfig(dataset=HOTPOT, format="hotpot", limit=2, route="single")
+    config = QAEvalConfig(dataset=hotpot, format="hotpot", limit=2, route="single")
     settings = qa_settings(dataset, tmp_path)
     report = run_qa_eval(config, settings, home=tmp_path, progress=False, on_result=rerun.append, done=done)
 
