@@ -90,3 +90,16 @@ def test_english_follow_up_answered_from_history_and_traced(samples_home: Path, 
         "How many days of paid annual leave do Northwind employees get?",
         "And how many of them can be carried over?",
     ]
+
+
+@pytest.mark.llm
+def test_the_demos_own_follow_up_is_answered(samples_home: Path) -> None:
+    """The README's demo question, then the follow-up issue 22 found refused: the rewrite carries the first
+    answer's detail ("of the 25 days") that the handbook's sentence does not repeat, and the reader must
+    still answer from "Up to 5 unused days can be carried over"."""
+    ask_json(samples_home, "How many days of annual leave do Northwind employees get?", "demo-thread")
+
+    second, _ = ask_json(samples_home, "How many of those days can be carried over?", "demo-thread")
+
+    assert re.search(r"(?<![\d.])5(?!\d|\.\d)", second["answer"]) and not second["refused"]  # "… is 5. [1]"
+    assert any(c["source"].endswith("handbook.md") for c in second["citations"])
