@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.eval.shared_data import shared_data_dir
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from agent.eval.shared_data import shared_data_dir  # noqa: E402
+
 HOTPOT = shared_data_dir() / "hotpotqa" / "hotpot_dev_distractor_first100.json"
 OUT = ROOT / "bench" / "results" / "prompt_cache.json"
 
