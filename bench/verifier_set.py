@@ -54,8 +54,48 @@ HOME = ROOT / ".ragpilot-bench"
 SEED = 0
 
 
-def capture(split: str, limit: int, skip: int) -> None:
-    """Run the split's questions ``skip`` to ``skip + limit`` and record each draft with every verifier's view."""
+def partial_name(split: str, seed: int) -> str:
+    """Seed 0 keeps the name its first captures had."""
+    return f"verifier_set_{split}" if seed == 0 else f"verifier_set_seed{seed}_{split}"
+
+
+def cheap_features(judged: dict[str, Any], tokenize: Any) -> dict[str, Any]:
+    """What a verifier can read without another LLM call: the reader's first-token P(NOT_FOUND), the
+    share of each sentence's words its cited passages hold, the rerank scores of the cited and best
+    passages, whether the judge's short answer is stated in any passage of the context."""
+    from graphs.rag.nodes._citations import word_share
+
+    steps = [s for s in judged.get("steps") or [] if s["node"] in ("generate_answer", "regenerate_answer")]
+    generated = steps[-1]["decision"] if steps else {}
+    context = judged.get("context") or []
+    passages = {p["n"]: p["text"] for p in context}
+    titles = {p["n"]: p.get("title") or "" for p in context}
+    rerank = {h["chunk_id"]: h.get("rerank_score") for h in judged.get("hits") or []}
+    scores = {p["n"]: rerank.get(p["chunk_id"]) for p in context}
+    verdicts = judged.get("support") or []
+    short = judged.get("proposed_short_answer") or ""
+    cited = sorted({n for v in verdicts for n in v["citations"] if n in passages})
+    known = [s for s in scores.values() if s is not None]
+    cited_known = [scores[n] for n in cited if scores.get(n) is not None]
+    return {
+        "not_found_probability": generated.get("not_found_probability"),
+        "uncited_sentences": generated.get("uncited_sentences"),
+        "context_passages": len(context),
+        "sentence_shares": [
+            round(word_share(v["sentence"], "\n".join(f"{titles[n]}\n{passages[n]}" for n in v["citations"] if n in passages), tokenize), 3)
+            for v in verdicts
+        ],
+        "cited_rerank": max(cited_known) if cited_known else None,
+        "top_rerank": max(known) if known else None,
+        "backed_anywhere": bool(short) and bool(backed_short_answer(short, [f"{titles[n]}\n{t}" for n, t in passages.items()], tokenize)),
+    }  # fmt: skip
+
+
+def capture(split: str, limit: int, skip: int, seed: int = SEED) -> None:
+    """Run the split's questions ``skip`` to ``skip + limit`` and record each draft with every verifier's view.
+
+    The reader's first-token P(NOT_FOUND) is recorded by a bound too small to mask anything
+    (``graph.not_found_min_probability``): greedy decoding decides as in the default."""
     from agent.eval.answer_metrics import answer_contained
     from agent.eval.datasets import load_qa_dataset
     from agent.eval.qa import qa_settings, write_corpus
@@ -66,12 +106,12 @@ def capture(split: str, limit: int, skip: int) -> None:
     from tools.knowledge_base.knowledge_base import KnowledgeBase
     from tools.knowledge_base.sparse import tokenize
 
-    path = HOME / "mixed" / f"mixed_seed{SEED}_{split}.json"
+    path = HOME / "mixed" / f"mixed_seed{seed}_{split}.json"
     if not path.is_file():
         sys.exit(f"{path} is missing: run python -m bench.mixed_set --split {split} once to build it")
     dataset = load_qa_dataset(path, "mixed", limit=skip + limit)
-    settings = qa_settings(dataset, HOME)
-    partial = partial_path(f"verifier_set_{split}")
+    settings = qa_settings(dataset, HOME, graph={"not_found_min_probability": 1e-9})
+    partial = partial_path(partial_name(split, seed))
     done = (
         {json.loads(line)["qid"] for line in partial.read_text().splitlines()} if partial.is_file() else set()
     )
@@ -133,6 +173,7 @@ def capture(split: str, limit: int, skip: int) -> None:
                     judge_keeps=any(v["verdict"] != "not" for v in verdicts),
                     p_yes=p_yes, p_yes_seconds=round(p_yes_seconds, 1),
                     code_backed=bool(short) and bool(backed_short_answer(short, [passages[n] for n in cited_all], tokenize)),
+                    **cheap_features(judged, tokenize),
                 )  # fmt: skip
             with partial.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(item, ensure_ascii=False) + "\n")
@@ -144,8 +185,12 @@ def capture(split: str, limit: int, skip: int) -> None:
             )
 
 
-def load(split: str) -> list[dict[str, Any]]:
-    partial = partial_path(f"verifier_set_{split}")
+def load(split: str, seed: int = SEED) -> list[dict[str, Any]]:
+    """The captured drafts: the partial file of a capture under way, else the finished copy kept in
+    ``bench/results/`` (``--keep``), so that a fitted comparison can be rerun from a fresh clone."""
+    partial = partial_path(partial_name(split, seed))
+    if not partial.is_file():
+        partial = RESULTS / f"{partial_name(split, seed)}.jsonl"
     if not partial.is_file():
         return []
     return [json.loads(line) for line in partial.read_text().splitlines() if line.strip()]
@@ -212,8 +257,8 @@ def calibrate(items: list[dict[str, Any]]) -> float:
     return max(cuts, key=lambda c: (score(c), -c))
 
 
-def compare() -> None:
-    calibration, report = load("calibration"), load("report")
+def compare(seed: int = SEED) -> None:
+    calibration, report = load("calibration", seed), load("report", seed)
     cut = calibrate(calibration)
     saved = {
         "p_yes_cut": round(cut, 3),
@@ -226,7 +271,8 @@ def compare() -> None:
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }  # fmt: skip
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "verifier_set.json").write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
+    name = "verifier_set.json" if seed == 0 else f"verifier_set_seed{seed}.json"
+    (RESULTS / name).write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(saved, indent=1))
 
 
@@ -240,12 +286,12 @@ def default_outcome(item: dict[str, Any]) -> bool:
     return bool(text) and answer_contained(text, item["gold"], item["language"])
 
 
-def paired(split: str, rerun_file: Path) -> dict[str, Any]:
+def paired(split: str, rerun_file: Path, seed: int = SEED) -> dict[str, Any]:
     """A ``bench.mixed_set`` rerun of some captured questions under a changed default, paired with the
     captured default run of the same questions: outcomes won and lost, refusals, McNemar."""
     from bench.qa_compare import mcnemar_exact
 
-    captured = {i["qid"]: i for i in load(split)}
+    captured = {i["qid"]: i for i in load(split, seed)}
     rerun = json.loads(rerun_file.read_text(encoding="utf-8"))["results"]
     rows = [(captured[r["qid"]], r) for r in rerun if r["qid"] in captured]
     won = [r["qid"] for c, r in rows if r["outcome_correct"] and not default_outcome(c)]
@@ -271,17 +317,29 @@ def main() -> None:
     parser.add_argument("--split", choices=("calibration", "report"), default="calibration")
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--skip", type=int, default=0, help="start after this many questions of the split")
+    parser.add_argument(
+        "--seed", type=int, default=SEED, help="the mixed set's seed (bench.mixed_set --seed)"
+    )
     parser.add_argument("--compare", action="store_true", help="only compare the captured items")
+    parser.add_argument(
+        "--keep", action="store_true", help="copy the finished captures of --seed to bench/results/"
+    )
     parser.add_argument(
         "--paired", type=Path, help="a bench.mixed_set result file of captured questions rerun under a change"
     )
     args = parser.parse_args()
+    if args.keep:
+        for split in ("calibration", "report"):
+            partial = partial_path(partial_name(split, args.seed))
+            if partial.is_file():
+                (RESULTS / f"{partial_name(split, args.seed)}.jsonl").write_bytes(partial.read_bytes())
+        return
     if args.paired:
-        print(json.dumps(paired(args.split, args.paired), indent=1))
+        print(json.dumps(paired(args.split, args.paired, args.seed), indent=1))
         return
     if not args.compare:
-        capture(args.split, args.limit, args.skip)
-    compare()
+        capture(args.split, args.limit, args.skip, args.seed)
+    compare(args.seed)
 
 
 if __name__ == "__main__":
