@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -36,28 +35,21 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 from bench.verifier_set import RESULTS, best_p, load  # noqa: E402
+from graphs.rag.nodes.draft_verifier import DRAFT_VERIFIER_PATH, model_inputs  # noqa: E402
 
 L2 = 1.0  # fixed before fitting: standardised features, a few dozen drafts
 
 
 def features(item: dict[str, Any]) -> dict[str, float]:
-    """Every candidate feature of one captured draft."""
+    """Every candidate feature of one captured draft; the no-call ones read as the graph reads them."""
     shares = item.get("sentence_shares") or [0.0]
     kept_shares = [s for s, v in zip(shares, item["verdicts"], strict=False) if v["verdict"] != "not"]
-    p_nf = item.get("not_found_probability")
-    rerank = item.get("cited_rerank")
-    if rerank is None:
-        rerank = item.get("top_rerank") or 0.0
     return {
+        **model_inputs({**item, "chinese": item["language"] == "zh"}),
         "judge_keeps": float(item["judge_keeps"]),
         "answers_question": float(bool(item.get("answers_question"))),
-        "best_share": max(shares),
         "best_kept_share": max(kept_shares, default=0.0),
         "code_backed": float(bool(item["code_backed"])),
-        "log_p_not_found": math.log10(max(float(p_nf), 1e-4)) if p_nf is not None else -4.0,
-        "cited_rerank": float(rerank),
-        "chinese": float(item["language"] == "zh"),
-        "uncited": float((item.get("uncited_sentences") or 0) > 0),
         "p_yes": best_p(item),
     }
 
@@ -98,7 +90,7 @@ class Logistic:
 
     def predict(self, row: dict[str, float]) -> float:
         x = (np.array([row[n] for n in self.names]) - self.mean) / self.scale
-        return float(1 / (1 + math.exp(-(self.weights[0] + x @ self.weights[1:]))))
+        return float(1 / (1 + np.exp(-(self.weights[0] + x @ self.weights[1:]))))
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -164,6 +156,11 @@ def evaluate(calibration: list[dict[str, Any]], report: list[dict[str, Any]]) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help="write the no_judge model to graphs/rag/models/draft_verifier.json (graph.support_verifier)",
+    )
     args = parser.parse_args()
     calibration, report = load("calibration", args.seed), load("report", args.seed)
     saved = {
@@ -180,6 +177,18 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"draft_classifier_seed{args.seed}.json"
     path.write_text(json.dumps(saved, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.save:
+        chosen = saved["verifiers"]["no_judge"]
+        model = {
+            **chosen["model"],
+            "cut": chosen["cut"],
+            "fitted_on": f"bench.draft_classifier --seed {args.seed}: {saved['drafts']['calibration']} "
+            "calibration drafts of the local reader and the offline reranker",
+            "report": chosen["report"],
+            "judge_on_the_same_report_drafts": saved["verifiers"]["judge_as_is"]["report"],
+        }
+        DRAFT_VERIFIER_PATH.parent.mkdir(parents=True, exist_ok=True)
+        DRAFT_VERIFIER_PATH.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
     for name, figures in saved["verifiers"].items():
         print(name, figures.get("cut"), "cal", figures.get("calibration"), "\n   report", figures["report"])
 

@@ -47,6 +47,7 @@ from bench.partials import partial_path  # noqa: E402
 # this module (as its tests do) fails when one of them stops providing a name.
 from graphs.rag.nodes.check_answerable import probability_yes  # noqa: E402
 from graphs.rag.nodes.check_support import confirmation_prompt  # noqa: E402
+from graphs.rag.nodes.draft_verifier import draft_features  # noqa: E402
 from graphs.rag.nodes.finalize_answer import backed_short_answer  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -60,35 +61,15 @@ def partial_name(split: str, seed: int) -> str:
 
 
 def cheap_features(judged: dict[str, Any], tokenize: Any) -> dict[str, Any]:
-    """What a verifier can read without another LLM call: the reader's first-token P(NOT_FOUND), the
-    share of each sentence's words its cited passages hold, the rerank scores of the cited and best
-    passages, whether the judge's short answer is stated in any passage of the context."""
-    from graphs.rag.nodes._citations import word_share
-
-    steps = [s for s in judged.get("steps") or [] if s["node"] in ("generate_answer", "regenerate_answer")]
-    generated = steps[-1]["decision"] if steps else {}
+    """What a verifier can read without another LLM call (``nodes.draft_verifier.draft_features``), and
+    whether the judge's short answer is stated in any passage of the context."""
     context = judged.get("context") or []
-    passages = {p["n"]: p["text"] for p in context}
-    titles = {p["n"]: p.get("title") or "" for p in context}
-    rerank = {h["chunk_id"]: h.get("rerank_score") for h in judged.get("hits") or []}
-    scores = {p["n"]: rerank.get(p["chunk_id"]) for p in context}
-    verdicts = judged.get("support") or []
     short = judged.get("proposed_short_answer") or ""
-    cited = sorted({n for v in verdicts for n in v["citations"] if n in passages})
-    known = [s for s in scores.values() if s is not None]
-    cited_known = [scores[n] for n in cited if scores.get(n) is not None]
+    bodies = [f"{p.get('title') or ''}\n{p['text']}" for p in context]
     return {
-        "not_found_probability": generated.get("not_found_probability"),
-        "uncited_sentences": generated.get("uncited_sentences"),
-        "context_passages": len(context),
-        "sentence_shares": [
-            round(word_share(v["sentence"], "\n".join(f"{titles[n]}\n{passages[n]}" for n in v["citations"] if n in passages), tokenize), 3)
-            for v in verdicts
-        ],
-        "cited_rerank": max(cited_known) if cited_known else None,
-        "top_rerank": max(known) if known else None,
-        "backed_anywhere": bool(short) and bool(backed_short_answer(short, [f"{titles[n]}\n{t}" for n, t in passages.items()], tokenize)),
-    }  # fmt: skip
+        **draft_features(judged, tokenize),
+        "backed_anywhere": bool(short) and bool(backed_short_answer(short, bodies, tokenize)),
+    }
 
 
 def capture(split: str, limit: int, skip: int, seed: int = SEED) -> None:

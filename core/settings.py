@@ -324,6 +324,16 @@ class GraphSettings(BaseModel):
         "unconfirmed_answer check; one call per sentence; hosted models skip it)",
     )
     confirm_answer_cutoff: float = Field(0.697, ge=0.0, le=1.0)
+    # 'features' is measured, not yet the default: on 79 fresh drafts its decision matched the judge's
+    # (right drafts kept 29 of 33 both, unanswerable refused 10 against 8 of 18), but it writes no short
+    # answer and runs no usefulness or constraint check (docs/benchmarks.md, session 25).
+    support_verifier: Literal["judge", "features"] = Field(
+        "judge",
+        description="what decides whether a draft is shown: 'judge' (one structured LLM call judging each "
+        "sentence and proposing the short answer) or 'features' (no call: a logistic regression on the "
+        "draft's word share with its cited passages, its rerank score, uncited sentences and the reader's "
+        "P(NOT_FOUND), fitted for the local reader, graphs/rag/models/draft_verifier.json)",
+    )
     # Measured by bench.ablation on the mixed report split's first 100 questions: regeneration fired on
     # 32, won 1 and lost 4 (it turned refusals of unanswerable questions into wrong answers) and cost
     # 0.63 LLM calls per question.
@@ -335,7 +345,8 @@ class GraphSettings(BaseModel):
     checks_off: list[AnswerCheckName] = Field(
         default_factory=list,
         description="answer checks switched off (uncited, unstated_numbers, constraints, exclusions, "
-        "support, usefulness, unconfirmed_answer): for measuring what each one does, not for everyday use",
+        "support, usefulness, unconfirmed_answer, unlikely_draft): for measuring what each one does, "
+        "not for everyday use",
     )
     budget: QuestionBudget = Field(
         default_factory=QuestionBudget, description="per question; a request may set its own"

@@ -31,5 +31,6 @@ AnswerCheckName = Literal[
     "support",
     "usefulness",
     "unconfirmed_answer",
+    "unlikely_draft",
 ]
 ANSWER_CHECK_NAMES: tuple[AnswerCheckName, ...] = get_args(AnswerCheckName)

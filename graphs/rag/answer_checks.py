@@ -63,6 +63,9 @@ ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     # draft no other check acts on, and only with graph.confirm_answer (off: 2 won / 0 lost on 60 fresh
     # report questions for +1.17 calls each, but it refused a right follow-up answer of the handbook).
     AnswerCheck("unconfirmed_answer", "retrieve_again", "refuse", acts_when="confirm_answer"),
+    # With graph.support_verifier 'features' the judge is not asked: the fitted no-call verifier's
+    # P(right) under its cut-off retrieves again once, then refuses (bench.draft_classifier).
+    AnswerCheck("unlikely_draft", "retrieve_again", "refuse"),
 )
 
 CHECKS: dict[str, AnswerCheck] = {c.name: c for c in ANSWER_CHECKS}
@@ -81,6 +84,7 @@ def failed_checks(
     verdicts: Sequence[str],
     answers_question: bool | None,
     answer_confirmed: bool | None = None,
+    draft_likely: bool | None = None,
     checks_off: Collection[str] = (),
 ) -> list[FailedCheck]:
     """The checks this draft fails, in registry order (those switched off are not run)."""
@@ -99,6 +103,8 @@ def failed_checks(
         reasons["unconfirmed_answer"] = (
             "the model doubts every sentence answers the question from its passages"
         )
+    if draft_likely is False:
+        reasons["unlikely_draft"] = "the fitted verifier finds the draft unlikely to be right"
     return [
         FailedCheck(check=c.name, action=c.action, when_spent=c.when_spent, reason=reasons[c.name])
         for c in ANSWER_CHECKS

@@ -70,6 +70,7 @@ def test_the_cheap_features_are_read_from_the_judged_state() -> None:
             {"n": 2, "chunk_id": "c2", "title": "Tram", "text": "Trams run every ten minutes."},
         ],
         "hits": [{"chunk_id": "c1", "rerank_score": 0.8}, {"chunk_id": "c2", "rerank_score": 0.3}],
+        "answer_draft": "The ferry leaves at 7:40. [1]",
         "support": [{"sentence": "The ferry leaves at 7:40. [1]", "citations": [1], "verdict": "fully"}],
         "proposed_short_answer": "7:40",
     }  # fmt: skip

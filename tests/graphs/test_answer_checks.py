@@ -27,6 +27,7 @@ def findings(**changes):
         "verdicts": ["fully"],
         "answers_question": True,
         "answer_confirmed": True,
+        "draft_likely": True,
     }
     return clean | changes
 
@@ -46,6 +47,7 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
             verdicts=["not"],
             answers_question=False,
             answer_confirmed=False,
+            draft_likely=False,
         )
     )
     assert [f["check"] for f in failures] == [
@@ -54,6 +56,7 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
         "support",
         "usefulness",
         "unconfirmed_answer",
+        "unlikely_draft",
     ]
     assert [f["check"] for f in failures] == [c.name for c in ANSWER_CHECKS]
     assert "2019" in failures[0]["reason"] and "Oslo" in failures[1]["reason"]
@@ -72,6 +75,8 @@ def test_failures_come_in_registry_order_whatever_was_found_first() -> None:
         (findings(answers_question=False), "usefulness_retry", "refuse"),
         # the model's P(yes) under the cut-off for every sentence (switched on): look again, then refuse
         (findings(answer_confirmed=False), "usefulness_retry", "refuse"),
+        # the fitted no-call verifier's P(right) under its cut-off (support_verifier 'features')
+        (findings(draft_likely=False), "usefulness_retry", "refuse"),
         # not asked (switched off, a hosted model, no probabilities): nothing to act on
         (findings(answer_confirmed=None), None, None),
     ],

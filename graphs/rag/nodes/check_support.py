@@ -15,7 +15,8 @@ passage (``_constraints``). An answer naming only what the question asks for som
 sentence, whether it is stated and answers the question, and P(yes) is read from one token
 (``answer_confirmation``). What each failure
 leads to is the answer-check registry's business (``graphs/rag/answer_checks.py``): this node records
-the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it.
+the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it. With ``graph.support_verifier='features'`` the
+judge is not asked at all: a model fitted on the draft's no-call features decides (``verify_by_features``).
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
 from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._short_answer import clean_short_answer
 from graphs.rag.nodes._step import records_step
+from graphs.rag.nodes.draft_verifier import draft_features, draft_verdict
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
+from tools.knowledge_base.sparse import tokenize
 
 
 @functools.lru_cache(maxsize=64)
@@ -146,8 +149,55 @@ def answer_confirmation(
     }
 
 
+def verify_by_features(state: RagState, resources: Resources) -> dict[str, Any]:
+    """``graph.support_verifier='features'``: no LLM call. Each cited sentence is left 'unchecked' (an
+    uncited one, or one stating a number its passages never state, is 'not' supported), and the fitted
+    verifier's P(right) decides whether the draft may be shown (the ``unlikely_draft`` check)."""
+    _, _, verdicts = judgement_prompt(state)
+    graph = resources.options.graph
+    checks_off = set(graph.checks_off)
+    if "uncited" not in checks_off:
+        mark_uncited_unsupported(verdicts)
+    unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
+    found = draft_features(state, tokenize)
+    verdict = draft_verdict(found)
+    failures = failed_checks(
+        unmet_constraints=[],
+        repeated_exclusions=[],
+        verdicts=[v.verdict for v in verdicts],
+        answers_question=None,
+        draft_likely=verdict["kept"],
+        checks_off=checks_off,
+    )
+    return {
+        "support": [v.model_dump() for v in verdicts],
+        "answers_question": None,
+        "proposed_short_answer": "",
+        "unmet_constraints": [],
+        "repeated_exclusions": [],
+        "failed_checks": failures,
+        "decision": {
+            "verifier": "features",
+            "verdicts": [
+                {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
+                for v in verdicts
+            ],
+            "features": found,
+            **verdict,
+            "unstated_numbers": unstated,
+            "failed_checks": failures,
+            "usefulness_retries": {
+                "counter": state.get("usefulness_retries", 0),
+                "bound": graph.max_usefulness_retries,
+            },
+        },
+    }
+
+
 @records_step
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
+    if resources.options.graph.support_verifier == "features":
+        return verify_by_features(state, resources)
     system, user, verdicts = judgement_prompt(state)
     judgement, error = ask_structured(resources.llm, judgement_schema(len(verdicts)), system, user, config)
     graph = resources.options.graph

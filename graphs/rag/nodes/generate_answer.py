@@ -24,6 +24,8 @@ from prompts import load_prompt
 from tools.knowledge_base.sparse import tokenize
 
 NOT_FOUND = "NOT_FOUND"
+# A bound no first token falls under: P(NOT_FOUND) is reported and greedy decoding still decides.
+RECORD_ONLY = 1e-9
 _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 
 
@@ -58,6 +60,8 @@ def ask_for_answer(
     likely: the refusal is one token, while an answer spreads its probability over many first tokens,
     so greedy decoding refuses although the model gives answering more probability in all."""
     below = resources.options.graph.not_found_min_probability
+    if below is None and resources.options.graph.support_verifier == "features":
+        below = RECORD_ONLY  # the fitted verifier reads P(NOT_FOUND)
     if below is None or not resources.llm_is_local:
         return ask_text(resources.llm, system, user, config), {}
     reply, opening = ask_text_masking_unlikely(resources.llm, system, user, config, (NOT_FOUND,), below)

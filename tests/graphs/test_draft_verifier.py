@@ -1,0 +1,80 @@
+"""``graph.support_verifier='features'``: no judge call; a model fitted on the draft's no-call features
+decides whether it is shown. How well it decides is the bench's business (``bench.draft_classifier``);
+here the features, the fitted model's shape and the wiring are pinned down."""
+
+from __future__ import annotations
+
+from graphs.rag.nodes.draft_verifier import draft_features, draft_verdict, load_draft_verifier
+from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
+from tests.graphs.scripts import cite, nodes_run, run_turn, step
+from tools.knowledge_base.sparse import tokenize
+
+QUESTION = "How many days of annual leave do Northwind employees get?"
+
+# A bike shop's opening hours: one passage states the answer, the other is beside it.
+CONTEXT = [
+    {"n": 1, "chunk_id": "shop::0", "title": "Opening hours", "text": "The shop opens at 9 am on Saturdays."},
+    {"n": 2, "chunk_id": "shop::1", "title": "Repairs", "text": "Repairs take three working days."},
+]
+HITS = [{"chunk_id": "shop::0", "rerank_score": 0.9}, {"chunk_id": "shop::1", "rerank_score": 0.1}]
+
+
+def features_of(draft: str, language: str = "en") -> dict:
+    state = {"answer_draft": draft, "context": CONTEXT, "hits": HITS, "language": language}
+    return draft_features(state, tokenize)
+
+
+def test_a_sentence_its_passage_states_scores_above_one_its_passage_does_not() -> None:
+    stated = features_of("The shop opens at 9 am on Saturdays. [1]")
+    invented = features_of("The owner is a former racing cyclist from Lyon. [2]")
+    assert stated["sentence_shares"] == [1.0] and invented["sentence_shares"][0] < 0.3
+    assert stated["cited_rerank"] == 0.9 and invented["cited_rerank"] == 0.1
+    assert draft_verdict(stated)["p_right"] > draft_verdict(invented)["p_right"]
+    assert draft_verdict(stated)["kept"] and not draft_verdict(invented)["kept"]
+
+
+def test_an_uncited_draft_is_counted_and_lowers_the_score() -> None:
+    cited = features_of("The shop opens at 9 am on Saturdays. [1]")
+    uncited = features_of("The shop opens at 9 am on Saturdays.")
+    assert uncited["uncited_sentences"] == 1 and uncited["cited_rerank"] is None
+    assert draft_verdict(uncited)["p_right"] < draft_verdict(cited)["p_right"]
+
+
+def test_the_fitted_model_names_its_columns_and_where_it_was_measured() -> None:
+    model = load_draft_verifier()
+    assert set(model["weights_per_sd"]) == {
+        "best_share",
+        "log_p_not_found",
+        "cited_rerank",
+        "uncited",
+        "chinese",
+    }
+    assert all(model["sd"][name] > 0 for name in model["weights_per_sd"])
+    assert 0.0 < model["cut"] < 1.0 and "bench.draft_classifier" in model["fitted_on"]
+
+
+def verified_turn(make_graph, reply):
+    llm = ScriptedChatModel(replies={"generate_answer": reply, "rewrite_query": "annual leave days"})
+    graph, _ = make_graph(
+        llm,
+        reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2),
+        graph={"support_verifier": "features"},
+    )
+    return run_turn(graph, QUESTION, route="single"), llm
+
+
+def test_a_stated_answer_is_shown_without_asking_the_judge(make_graph) -> None:
+    state, llm = verified_turn(
+        make_graph, cite("Employees get 25 days of paid annual leave per year.", "25 days")
+    )
+    assert not state["refused"] and "25 days" in state["answer"]
+    assert "check_support" not in llm.prompts_called()
+    checked = step(state, "check_support")
+    assert checked["verifier"] == "features" and checked["kept"] and checked["failed_checks"] == []
+
+
+def test_an_invented_answer_is_looked_up_again_then_refused(make_graph) -> None:
+    state, llm = verified_turn(make_graph, "Employees may bring their dogs to the office on Fridays.")
+    assert state["refused"] and "check_support" not in llm.prompts_called()
+    assert nodes_run(state).count("check_support") == 2 and "usefulness_retry" in nodes_run(state)
+    assert "unlikely_draft" in [f["check"] for f in step(state, "check_support")["failed_checks"]]
