@@ -77,6 +77,11 @@ def judgement_prompt(state: RagState) -> tuple[str, str, list[SupportVerdict]]:
     return load_prompt("check_support"), user, pending
 
 
+def shown(verdicts: list[SupportVerdict]) -> list[dict[str, Any]]:
+    """The verdicts as the step's decision records them for the trace."""
+    return [{"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict} for v in verdicts]
+
+
 def mark_uncited_unsupported(verdicts: list[SupportVerdict]) -> None:
     for verdict in verdicts:
         if not verdict.citations:
@@ -178,10 +183,7 @@ def verify_by_features(state: RagState, resources: Resources) -> dict[str, Any]:
         "failed_checks": failures,
         "decision": {
             "verifier": "features",
-            "verdicts": [
-                {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
-                for v in verdicts
-            ],
+            "verdicts": shown(verdicts),
             "features": found,
             **verdict,
             "unstated_numbers": unstated,
@@ -228,10 +230,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
             "decision": {
                 "error": error,
                 "fallback": "sentences left unchecked",
-                "verdicts": [
-                    {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
-                    for v in verdicts
-                ],
+                "verdicts": shown(verdicts),
                 "failed_checks": failures,
                 **counters,
             },
@@ -274,10 +273,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         "repeated_exclusions": repeated,
         "failed_checks": failures,
         "decision": {
-            "verdicts": [
-                {"sentence": v.sentence[:160], "citations": v.citations, "verdict": v.verdict}
-                for v in verdicts
-            ],
+            "verdicts": shown(verdicts),
             "answers_question": answers_question,
             "short_answer": short_answer,
             **({"confirmation": confirmation} if confirmation else {}),
