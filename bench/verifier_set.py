@@ -34,6 +34,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ from graphs.rag.nodes.check_answerable import probability_yes  # noqa: E402
 from graphs.rag.nodes.check_support import confirmation_prompt  # noqa: E402
 from graphs.rag.nodes.draft_verifier import draft_features  # noqa: E402
 from graphs.rag.nodes.finalize_answer import backed_short_answer  # noqa: E402
+from graphs.rag.nodes.generate_answer import RECORD_ONLY  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 HOME = ROOT / ".ragpilot-bench"
@@ -60,7 +62,7 @@ def partial_name(split: str, seed: int) -> str:
     return f"verifier_set_{split}" if seed == 0 else f"verifier_set_seed{seed}_{split}"
 
 
-def cheap_features(judged: dict[str, Any], tokenize: Any) -> dict[str, Any]:
+def cheap_features(judged: dict[str, Any], tokenize: Callable[[str], list[str]]) -> dict[str, Any]:
     """What a verifier can read without another LLM call (``nodes.draft_verifier.draft_features``), and
     whether the judge's short answer is stated in any passage of the context."""
     context = judged.get("context") or []
@@ -91,7 +93,7 @@ def capture(split: str, limit: int, skip: int, seed: int = SEED) -> None:
     if not path.is_file():
         sys.exit(f"{path} is missing: run python -m bench.mixed_set --split {split} once to build it")
     dataset = load_qa_dataset(path, "mixed", limit=skip + limit)
-    settings = qa_settings(dataset, HOME, graph={"not_found_min_probability": 1e-9})
+    settings = qa_settings(dataset, HOME, graph={"not_found_min_probability": RECORD_ONLY})
     partial = partial_path(partial_name(split, seed))
     done = (
         {json.loads(line)["qid"] for line in partial.read_text().splitlines()} if partial.is_file() else set()

@@ -15,8 +15,9 @@ passage (``_constraints``). An answer naming only what the question asks for som
 sentence, whether it is stated and answers the question, and P(yes) is read from one token
 (``answer_confirmation``). What each failure
 leads to is the answer-check registry's business (``graphs/rag/answer_checks.py``): this node records
-the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it. With ``graph.support_verifier='features'`` the
-judge is not asked at all: a model fitted on the draft's no-call features decides (``verify_by_features``).
+the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it. With
+``graph.support_verifier='features'`` the judge is not asked at all: a model fitted on the draft's no-call
+features decides (``verify_by_features``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pydantic import BaseModel, Field, create_model
 from core.answer import SupportVerdict
 from core.vocabulary import JudgedSupport
 from graphs.rag.answer_checks import failed_checks, next_step
-from graphs.rag.nodes._citations import answer_sentences
+from graphs.rag.nodes._citations import AnswerSentence, answer_sentences
 from graphs.rag.nodes._constraints import unmet_constraints, unstated_numbers
 from graphs.rag.nodes._exclusions import repeated_exclusions
 from graphs.rag.nodes._llm import ask_structured, probability_yes
@@ -73,8 +74,12 @@ def judgement_prompt(state: RagState) -> tuple[str, str, list[SupportVerdict]]:
         f"{format_passages(passages)}\n\nQuestion: {state['standalone_question']}\n\n"
         f"Answer sentences:\n<sentences>\n{numbered}\n</sentences>"
     )
-    pending = [SupportVerdict(sentence=s.text, citations=s.citations, verdict="unchecked") for s in sentences]
-    return load_prompt("check_support"), user, pending
+    return load_prompt("check_support"), user, unjudged(sentences)
+
+
+def unjudged(sentences: list[AnswerSentence]) -> list[SupportVerdict]:
+    """One 'unchecked' verdict per answer sentence, for a check to fill in."""
+    return [SupportVerdict(sentence=s.text, citations=s.citations, verdict="unchecked") for s in sentences]
 
 
 def shown(verdicts: list[SupportVerdict]) -> list[dict[str, Any]]:
@@ -158,7 +163,7 @@ def verify_by_features(state: RagState, resources: Resources) -> dict[str, Any]:
     """``graph.support_verifier='features'``: no LLM call. Each cited sentence is left 'unchecked' (an
     uncited one, or one stating a number its passages never state, is 'not' supported), and the fitted
     verifier's P(right) decides whether the draft may be shown (the ``unlikely_draft`` check)."""
-    _, _, verdicts = judgement_prompt(state)
+    verdicts = unjudged(answer_sentences(state.get("answer_draft") or ""))
     graph = resources.options.graph
     checks_off = set(graph.checks_off)
     if "uncited" not in checks_off:

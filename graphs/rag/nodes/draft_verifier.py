@@ -23,11 +23,9 @@ from graphs.rag.nodes._citations import answer_sentences, word_share
 DRAFT_VERIFIER_PATH = Path(__file__).resolve().parent.parent / "models" / "draft_verifier.json"
 
 
-def draft_features(
-    state: Mapping[str, Any], tokenize: Callable[[str], list[str]], draft: str | None = None
-) -> dict[str, Any]:
+def draft_features(state: Mapping[str, Any], tokenize: Callable[[str], list[str]]) -> dict[str, Any]:
     """The draft's no-call features, as recorded (``bench.verifier_set``) and as scored."""
-    sentences = answer_sentences(draft if draft is not None else state.get("answer_draft") or "")
+    sentences = answer_sentences(state.get("answer_draft") or "")
     steps = [s for s in state.get("steps") or [] if s["node"] in ("generate_answer", "regenerate_answer")]
     generated = steps[-1]["decision"] if steps else {}
     context = state.get("context") or []
