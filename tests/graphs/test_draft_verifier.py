@@ -53,8 +53,10 @@ def test_the_fitted_model_names_its_columns_and_where_it_was_measured() -> None:
     assert 0.0 < model["cut"] < 1.0 and "bench.draft_classifier" in model["fitted_on"]
 
 
-def verified_turn(make_graph, reply):
-    llm = ScriptedChatModel(replies={"generate_answer": reply, "rewrite_query": "annual leave days"})
+def verified_turn(make_graph, reply, short='{"short_answer": "25 days"}'):
+    llm = ScriptedChatModel(
+        replies={"generate_answer": reply, "rewrite_query": "annual leave days", "short_answer": short}
+    )
     graph, _ = make_graph(
         llm,
         reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2),
@@ -71,10 +73,38 @@ def test_a_stated_answer_is_shown_without_asking_the_judge(make_graph) -> None:
     assert "check_support" not in llm.prompts_called()
     checked = step(state, "check_support")
     assert checked["verifier"] == "features" and checked["kept"] and checked["failed_checks"] == []
+    assert state["short_answer"] == "25 days" and llm.prompts_called().count("short_answer") == 1
+
+
+def test_the_short_call_reads_the_question_and_the_answer_but_no_passage(make_graph) -> None:
+    _, llm = verified_turn(
+        make_graph, cite("Employees get 25 days of paid annual leave per year.", "25 days")
+    )
+    [(_, messages)] = [call for call in llm.calls if call[0] == "short_answer"]
+    sent = messages[-1].content
+    assert QUESTION in sent and "Employees get 25 days" in sent and "<passage" not in sent
+
+
+def test_a_short_answer_the_answer_does_not_state_is_not_shown(make_graph) -> None:
+    state, _ = verified_turn(
+        make_graph,
+        cite("Employees get 25 days of paid annual leave per year.", "25 days"),
+        short='{"short_answer": "30 days"}',
+    )
+    assert not state["refused"] and "25 days" in state["answer"] and state["short_answer"] == ""
+
+
+def test_a_broken_short_reply_costs_the_short_answer_only(make_graph) -> None:
+    state, _ = verified_turn(
+        make_graph, cite("Employees get 25 days of paid annual leave per year.", "25 days"), short="25 days"
+    )
+    assert not state["refused"] and "25 days" in state["answer"] and state["short_answer"] == ""
+    assert "short_answer_error" in step(state, "check_support")
 
 
 def test_an_invented_answer_is_looked_up_again_then_refused(make_graph) -> None:
     state, llm = verified_turn(make_graph, "Employees may bring their dogs to the office on Fridays.")
     assert state["refused"] and "check_support" not in llm.prompts_called()
+    assert "short_answer" not in llm.prompts_called()  # a draft nobody is shown needs no short answer
     assert nodes_run(state).count("check_support") == 2 and "usefulness_retry" in nodes_run(state)
     assert "unlikely_draft" in [f["check"] for f in step(state, "check_support")["failed_checks"]]

@@ -17,7 +17,8 @@ sentence, whether it is stated and answers the question, and P(yes) is read from
 leads to is the answer-check registry's business (``graphs/rag/answer_checks.py``): this node records
 the ``failed_checks``; ``graph.checks_off`` switches any check off to measure it. With
 ``graph.support_verifier='features'`` the judge is not asked at all: a model fitted on the draft's no-call
-features decides (``verify_by_features``).
+features decides (``verify_by_features``), and a draft that may be shown gets its short answer from one
+short call that reads the question and the answer only, no passages (``short_answer_of``).
 """
 
 from __future__ import annotations
@@ -117,6 +118,27 @@ def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportV
     return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
 
 
+class ShortAnswer(BaseModel):
+    short_answer: str = Field(
+        description="the few words of the answer that answer the question; empty if none"
+    )
+
+
+def short_answer_of(
+    state: RagState, verdicts: list[SupportVerdict], config: RunnableConfig, resources: Resources
+) -> tuple[str, str | None]:
+    """(short answer, error) copied by the model out of the sentences still standing. It reads no
+    passage: copying a span is cheap work for a small model, and ``finalize_answer`` keeps the short
+    answer only when the kept sentences and their passages state it."""
+    standing = [v.sentence for v in verdicts if v.verdict != "not"]
+    if not standing:
+        return "", None
+    answer = neutralise_delimiters(" ".join(standing))
+    user = f"Question: {state['standalone_question']}\n\n<answer>\n{answer}\n</answer>"
+    reply, error = ask_structured(resources.llm, ShortAnswer, load_prompt("short_answer"), user, config)
+    return ("", error) if reply is None else (clean_short_answer(reply.short_answer), None)
+
+
 def confirmation_prompt(question: str, sentence: str, cited: list[Any]) -> tuple[str, str]:
     """(system, user) of the yes/no question for one answer sentence: stated by the passages it cites
     (id and text, the form its cut-off was calibrated on), and an answer to the question?"""
@@ -159,10 +181,12 @@ def answer_confirmation(
     }
 
 
-def verify_by_features(state: RagState, resources: Resources) -> dict[str, Any]:
-    """``graph.support_verifier='features'``: no LLM call. Each cited sentence is left 'unchecked' (an
-    uncited one, or one stating a number its passages never state, is 'not' supported), and the fitted
-    verifier's P(right) decides whether the draft may be shown (the ``unlikely_draft`` check)."""
+def verify_by_features(state: RagState, config: RunnableConfig, resources: Resources) -> dict[str, Any]:
+    """``graph.support_verifier='features'``: the judge is not asked. Each cited sentence is left
+    'unchecked' (an uncited one, or one stating a number its passages never state, is 'not' supported),
+    and the fitted verifier's P(right) decides whether the draft may be shown (the ``unlikely_draft``
+    check). A draft that may be shown gets its short answer (one short call), and the question's
+    constraints and exclusions are then checked against it as after the judge."""
     verdicts = unjudged(answer_sentences(state.get("answer_draft") or ""))
     graph = resources.options.graph
     checks_off = set(graph.checks_off)
@@ -171,27 +195,41 @@ def verify_by_features(state: RagState, resources: Resources) -> dict[str, Any]:
     unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
     found = draft_features(state, tokenize)
     verdict = draft_verdict(found)
-    failures = failed_checks(
-        unmet_constraints=[],
-        repeated_exclusions=[],
-        verdicts=[v.verdict for v in verdicts],
-        answers_question=None,
-        draft_likely=verdict["kept"],
-        checks_off=checks_off,
-    )
+    findings: dict[str, Any] = {
+        "unmet_constraints": [],
+        "repeated_exclusions": [],
+        "verdicts": [v.verdict for v in verdicts],
+        "answers_question": None,
+        "draft_likely": verdict["kept"],
+        "checks_off": checks_off,
+    }
+    failures = failed_checks(**findings)
+    short_answer, error = "", None
+    constraints: dict[str, Any] = {}
+    if next_step(state, failures, graph) is None and any(v.verdict != "not" for v in verdicts):
+        short_answer, error = short_answer_of(state, verdicts, config, resources)
+        constraints = constraint_check(state, short_answer, verdicts)
+        excluded = facts_of(state).excluded
+        repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
+        findings["unmet_constraints"] = [] if "constraints" in checks_off else constraints["unmet"]
+        findings["repeated_exclusions"] = [] if "exclusions" in checks_off else repeated
+        failures = failed_checks(**findings)
     return {
         "support": [v.model_dump() for v in verdicts],
         "answers_question": None,
-        "proposed_short_answer": "",
-        "unmet_constraints": [],
-        "repeated_exclusions": [],
+        "proposed_short_answer": short_answer,
+        "unmet_constraints": findings["unmet_constraints"],
+        "repeated_exclusions": findings["repeated_exclusions"],
         "failed_checks": failures,
         "decision": {
             "verifier": "features",
             "verdicts": shown(verdicts),
             "features": found,
             **verdict,
+            "short_answer": short_answer,
+            **({"short_answer_error": error} if error else {}),
             "unstated_numbers": unstated,
+            **({"constraints": constraints} if constraints else {}),
             "failed_checks": failures,
             "usefulness_retries": {
                 "counter": state.get("usefulness_retries", 0),
@@ -204,7 +242,7 @@ def verify_by_features(state: RagState, resources: Resources) -> dict[str, Any]:
 @records_step
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     if resources.options.graph.support_verifier == "features":
-        return verify_by_features(state, resources)
+        return verify_by_features(state, config, resources)
     system, user, verdicts = judgement_prompt(state)
     judgement, error = ask_structured(resources.llm, judgement_schema(len(verdicts)), system, user, config)
     graph = resources.options.graph
