@@ -42,13 +42,10 @@ L2 = 1.0  # fixed before fitting: standardised features, a few dozen drafts
 
 def features(item: dict[str, Any]) -> dict[str, float]:
     """Every candidate feature of one captured draft; the no-call ones read as the graph reads them."""
-    shares = item.get("sentence_shares") or [0.0]
-    kept_shares = [s for s, v in zip(shares, item["verdicts"], strict=False) if v["verdict"] != "not"]
     return {
         **model_inputs({**item, "chinese": item["language"] == "zh"}),
         "judge_keeps": float(item["judge_keeps"]),
         "answers_question": float(bool(item.get("answers_question"))),
-        "best_kept_share": max(kept_shares, default=0.0),
         "code_backed": float(bool(item["code_backed"])),
         "p_yes": best_p(item),
     }

@@ -28,7 +28,7 @@ def test_a_draft_without_recorded_probabilities_still_has_every_feature() -> Non
     row = features(item)
     assert row["log_p_not_found"] == -4.0  # P(NOT_FOUND) not reported: as unlikely as recorded ones go
     assert row["cited_rerank"] == 0.0 and row["p_yes"] == 0.0
-    assert row["best_kept_share"] == 0.9
+    assert row["best_share"] == 0.9
 
 
 def test_the_fit_ranks_the_drafts_its_features_separate() -> None:
