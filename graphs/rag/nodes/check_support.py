@@ -30,7 +30,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, create_model
 
 from core.answer import SupportVerdict
-from core.vocabulary import JudgedSupport
+from core.vocabulary import AnswerCheckName, JudgedSupport
 from graphs.rag.answer_checks import failed_checks, next_step
 from graphs.rag.nodes._citations import AnswerSentence, answer_sentences
 from graphs.rag.nodes._constraints import unmet_constraints, unstated_numbers
@@ -116,6 +116,22 @@ def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportV
     cited = {n for v in verdicts for n in v.citations}
     passages = [p["text"] for p in state.get("context") or [] if p["n"] in cited]
     return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
+
+
+def question_checks(
+    state: RagState, short_answer: str, verdicts: list[SupportVerdict], checks_off: set[AnswerCheckName]
+) -> dict[str, Any]:
+    """The short answer against what the question asks: its constraints (stated near it in a cited
+    passage) and what it excludes (not named again). A check in ``checks_off`` finds nothing."""
+    constraints = constraint_check(state, short_answer, verdicts)
+    excluded = facts_of(state).excluded
+    repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
+    return {
+        "constraints": constraints,
+        "excluded": excluded,
+        "unmet": [] if "constraints" in checks_off else constraints["unmet"],
+        "repeated": [] if "exclusions" in checks_off else repeated,
+    }
 
 
 class ShortAnswer(BaseModel):
@@ -208,11 +224,9 @@ def verify_by_features(state: RagState, config: RunnableConfig, resources: Resou
     constraints: dict[str, Any] = {}
     if next_step(state, failures, graph) is None and any(v.verdict != "not" for v in verdicts):
         short_answer, error = short_answer_of(state, verdicts, config, resources)
-        constraints = constraint_check(state, short_answer, verdicts)
-        excluded = facts_of(state).excluded
-        repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
-        findings["unmet_constraints"] = [] if "constraints" in checks_off else constraints["unmet"]
-        findings["repeated_exclusions"] = [] if "exclusions" in checks_off else repeated
+        asked = question_checks(state, short_answer, verdicts, checks_off)
+        constraints = asked["constraints"]
+        findings["unmet_constraints"], findings["repeated_exclusions"] = asked["unmet"], asked["repeated"]
         failures = failed_checks(**findings)
     return {
         "support": [v.model_dump() for v in verdicts],
@@ -286,11 +300,9 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     if "uncited" not in checks_off:
         mark_uncited_unsupported(verdicts)
     unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
-    constraints = constraint_check(state, short_answer, verdicts)
-    excluded = facts_of(state).excluded
-    repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
-    unmet = [] if "constraints" in checks_off else constraints["unmet"]
-    repeated = [] if "exclusions" in checks_off else repeated
+    asked = question_checks(state, short_answer, verdicts, checks_off)
+    constraints, excluded = asked["constraints"], asked["excluded"]
+    unmet, repeated = asked["unmet"], asked["repeated"]
     findings: dict[str, Any] = {
         "unmet_constraints": unmet,
         "repeated_exclusions": repeated,
