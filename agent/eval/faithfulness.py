@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ValidationError
 
-from graphs.rag.inspection import ask_structured
+from core.errors import StructuredOutputError
 from graphs.rag.nodes.check_support import judgement_prompt, judgement_schema
 
 
@@ -57,10 +59,12 @@ def judge_answer(
 ) -> tuple[int, int, bool]:
     """(sentences, fully supported, judgement failed) for one answer's shown sentences."""
     system, user, verdicts = judgement_prompt(judged_state(question, shown, texts))  # type: ignore[arg-type]
-    judgement, _ = ask_structured(llm, judgement_schema(len(verdicts)), system, user, None)
-    if judgement is None:
+    schema = judgement_schema(len(verdicts))
+    try:
+        reply = llm.with_structured_output(schema).invoke([SystemMessage(system), HumanMessage(user)])
+        given = (reply if isinstance(reply, BaseModel) else schema.model_validate(reply)).model_dump()
+    except (StructuredOutputError, OutputParserException, ValidationError):
         return len(verdicts), 0, True
-    given = judgement.model_dump()
     supported = sum(
         1 for i, v in enumerate(verdicts, start=1) if v.citations and given[f"sentence_{i}"] == "fully"
     )
