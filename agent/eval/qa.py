@@ -90,6 +90,10 @@ class QuestionResult(BaseModel):
         default_factory=dict,
         description="verdicts of the sentences the answer shows (none removed or trimmed)",
     )
+    shown_sentences: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the sentences the answer shows, without markers, each with the doc_ids it cites",
+    )
     last_judgement: list[dict[str, Any]] = Field(
         default_factory=list,
         description="the last support check's verdict per sentence (the draft a refusal threw away, too)",
@@ -247,6 +251,18 @@ def citations_repointed(steps: Sequence[dict[str, Any]]) -> int:
     return sum(len((step.get("decision") or {}).get("citations_repointed") or []) for step in steps)
 
 
+def shown_sentences(answer: Any) -> list[dict[str, Any]]:
+    """What the answer shows, sentence by sentence, with the documents each cites (for an evaluator)."""
+    if answer.refused:
+        return []
+    doc_of = {c.n: c.doc_id for c in answer.citations}
+    return [
+        {"sentence": strip_citations(v.sentence), "doc_ids": [doc_of[n] for n in v.citations if n in doc_of]}
+        for v in answer.support
+        if not (v.removed or v.trimmed)
+    ]
+
+
 def score_answer(
     example: QAExample, answer: Any, steps: Sequence[dict[str, Any]], recall_k: int
 ) -> QuestionResult:
@@ -277,6 +293,7 @@ def score_answer(
         shown_verdicts=dict(
             Counter(v.verdict for v in answer.support if not (v.removed or v.trimmed or answer.refused))
         ),
+        shown_sentences=shown_sentences(answer),
         last_judgement=last_judgement(steps),
         checks_fired=checks_fired(steps),
         not_found_masked=not_found_masked(steps),

@@ -8,6 +8,7 @@ import-linter contract keeps ``bench`` and ``agent`` off ``graphs.rag.nodes._*``
 
 from __future__ import annotations
 
+from graphs.rag.nodes._citations import word_share
 from graphs.rag.nodes._constraints import CONSTRAINT_WINDOW, question_constraints, unmet_constraints
 from graphs.rag.nodes._llm import (
     ask_structured,
@@ -32,4 +33,5 @@ __all__ = [
     "probability_yes",
     "question_constraints",
     "unmet_constraints",
+    "word_share",
 ]
