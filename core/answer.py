@@ -31,7 +31,9 @@ class SupportVerdict(BaseModel):
     sentence: str
     citations: list[int] = Field(default_factory=list)
     verdict: SupportLabel = Field(
-        description="fully / partially / not supported; 'unchecked' when no judgement could be made"
+        description="fully / partially / not supported, as the judge found; 'stated' when no judge was "
+        "asked and the cited passages hold the sentence's numbers and most of its words (checked by code); "
+        "'unchecked' when neither could be established"
     )
     removed: bool = Field(False, description="dropped from the answer because it stayed unsupported")
     trimmed: bool = Field(

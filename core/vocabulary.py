@@ -17,8 +17,9 @@ CragAction = Literal["refine", "web_search", "refine_and_web", "retry_kb", "refu
 
 #: Self-RAG's IsSup verdict on one sentence, as the judge gives it...
 JudgedSupport = Literal["fully", "partially", "not"]
-#: ...and as an answer reports it ("unchecked": the judge gave no verdict for that sentence).
-SupportLabel = Literal["fully", "partially", "not", "unchecked"]
+#: ...and as an answer reports it ("unchecked": the judge gave no verdict for that sentence; "stated":
+#: no judge was asked, and code found the sentence's numbers and most of its words in what it cites).
+SupportLabel = Literal["fully", "partially", "not", "stated", "unchecked"]
 SUPPORT_LABELS: tuple[SupportLabel, ...] = get_args(SupportLabel)
 
 #: The checks an answer draft passes before it is shown (``graphs/rag/answer_checks.py``); any of them

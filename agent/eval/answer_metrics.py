@@ -26,7 +26,8 @@ answer is scored as the empty string.
 - **refusal_rate**: share of answers the agent refused (``Answer.refused``). On RGB with
   ``negative_only`` (no positive passage indexed) this is RGB's rejection rate: higher is better.
 - **support**: Self-RAG IsSup verdicts over all answer sentences: the shares judged fully / partially
-  / not supported and unchecked; ``supported_share`` = fully / (all judged, i.e. not unchecked).
+  / not supported, stated (no judge: code found the words) and unchecked; ``supported_share`` = fully /
+  (all judged, i.e. neither stated nor unchecked).
 """
 
 from __future__ import annotations

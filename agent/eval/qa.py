@@ -346,7 +346,8 @@ def summarize(
     for r in results:
         verdicts.update(r.support_verdicts)
     sentences = sum(verdicts.values())
-    judged = sentences - verdicts["unchecked"]
+    # "stated" is code's finding, not a judge's verdict.
+    judged = sentences - verdicts["unchecked"] - verdicts["stated"]
     support = {f"{label}_share": round(verdicts[label] / sentences, 4) if sentences else 0.0
                for label in SUPPORT_LABELS}  # fmt: skip
     support["supported_share"] = round(verdicts["fully"] / judged, 4) if judged else 0.0

@@ -69,9 +69,13 @@ def _hit_line(index: int, hit: Mapping[str, Any]) -> str:
 
 def _verdict_line(item: Mapping[str, Any]) -> str:
     verdict = str(item.get("verdict") or item.get("support") or item.get("label") or "?")
-    colour = {"fully": "green", "supported": "green", "partially": "yellow", "partial": "yellow"}.get(
-        verdict.lower(), "red"
-    )
+    colour = {
+        "fully": "green",
+        "supported": "green",
+        "stated": "green",
+        "partially": "yellow",
+        "partial": "yellow",
+    }.get(verdict.lower(), "red")
     sentence = item.get("sentence") or item.get("text") or ""
     return f"[{colour}]{escape(verdict)}[/] {_short(sentence, 120)}"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from graphs.rag.nodes.draft_verifier import draft_features, draft_verdict, load_draft_verifier
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import cite, nodes_run, run_turn, step
+from tests.graphs.scripts import cite, nodes_run, passages_in, run_turn, step
 from tools.knowledge_base.sparse import tokenize
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
@@ -74,6 +74,25 @@ def test_a_stated_answer_is_shown_without_asking_the_judge(make_graph) -> None:
     checked = step(state, "check_support")
     assert checked["verifier"] == "features" and checked["kept"] and checked["failed_checks"] == []
     assert state["short_answer"] == "25 days" and llm.prompts_called().count("short_answer") == 1
+
+
+def test_a_sentence_its_passage_states_is_labelled_stated_and_not_flagged(make_graph) -> None:
+    state, _ = verified_turn(
+        make_graph, cite("Employees get 25 days of paid annual leave per year.", "25 days")
+    )
+    assert [v["verdict"] for v in state["support"]] == ["stated"]
+    assert step(state, "finalize_answer")["sentences_flagged"] == []
+
+
+def test_a_kept_sentence_its_passage_does_not_state_stays_unchecked_and_is_flagged(make_graph) -> None:
+    # Cited and kept, but worded from elsewhere: code cannot say the passage states it.
+    def two_cited_sentences(messages):
+        n = next(n for n, text in passages_in(messages).items() if "25 days" in text)
+        return f"Employees get 25 days of paid annual leave per year. [{n}] Staff also enjoy generous perks. [{n}]"
+
+    state, _ = verified_turn(make_graph, two_cited_sentences)
+    verdicts = {v["sentence"][:20]: v["verdict"] for v in state["support"]}
+    assert verdicts == {"Employees get 25 day": "stated", "Staff also enjoy gen": "unchecked"}
 
 
 def test_the_short_call_reads_the_question_and_the_answer_but_no_passage(make_graph) -> None:

@@ -122,7 +122,7 @@ def attribute_uncited(
     return (join_sentences(rewritten), added) if added else (text, [])
 
 
-def _states(sentence: str, passage: str, tokenize: Callable[[str], list[str]]) -> bool:
+def states_sentence(sentence: str, passage: str, tokenize: Callable[[str], list[str]]) -> bool:
     """``passage`` holds every number of ``sentence`` and at least ``ATTRIBUTION_MIN_OVERLAP`` of its words."""
     return numbers_in(sentence) <= numbers_in(passage) and (
         word_share(sentence, passage, tokenize) >= ATTRIBUTION_MIN_OVERLAP
@@ -142,11 +142,11 @@ def repoint_citations(
     rewritten: list[str] = []
     for sentence in answer_sentences(text):
         cited = "\n".join(passages[n] for n in sentence.citations if n in passages)
-        if sentence.citations and not _states(sentence.text, cited, tokenize):
+        if sentence.citations and not states_sentence(sentence.text, cited, tokenize):
             others = [
                 (word_share(sentence.text, body, tokenize), n)
                 for n, body in passages.items()
-                if n not in sentence.citations and _states(sentence.text, body, tokenize)
+                if n not in sentence.citations and states_sentence(sentence.text, body, tokenize)
             ]
             if others:
                 n = max(others, key=lambda pair: (pair[0], -pair[1]))[1]  # ties: the first passage

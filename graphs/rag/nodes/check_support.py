@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, create_model
 from core.answer import SupportVerdict
 from core.vocabulary import AnswerCheckName, JudgedSupport
 from graphs.rag.answer_checks import failed_checks, next_step
-from graphs.rag.nodes._citations import AnswerSentence, answer_sentences
+from graphs.rag.nodes._citations import AnswerSentence, answer_sentences, states_sentence
 from graphs.rag.nodes._constraints import unmet_constraints, unstated_numbers
 from graphs.rag.nodes._exclusions import repeated_exclusions
 from graphs.rag.nodes._llm import ask_structured, probability_yes
@@ -197,9 +197,20 @@ def answer_confirmation(
     }
 
 
+def mark_stated(verdicts: list[SupportVerdict], state: RagState) -> None:
+    """An unjudged sentence whose cited passages (titles included) hold its numbers and most of its words
+    is 'stated': what code can say without a judge, so a reader is not told every sentence is unchecked."""
+    bodies = {p["n"]: f"{p.get('title') or ''}\n{p['text']}" for p in state.get("context") or []}
+    for verdict in verdicts:
+        cited = "\n".join(bodies[n] for n in verdict.citations if n in bodies)
+        if verdict.verdict == "unchecked" and cited and states_sentence(verdict.sentence, cited, tokenize):
+            verdict.verdict = "stated"
+
+
 def verify_by_features(state: RagState, config: RunnableConfig, resources: Resources) -> dict[str, Any]:
-    """``graph.support_verifier='features'``: the judge is not asked. Each cited sentence is left
-    'unchecked' (an uncited one, or one stating a number its passages never state, is 'not' supported),
+    """``graph.support_verifier='features'``: the judge is not asked. Each cited sentence is 'stated'
+    when its passages hold its numbers and most of its words and 'unchecked' otherwise (an uncited one,
+    or one stating a number its passages never state, is 'not' supported),
     and the fitted verifier's P(right) decides whether the draft may be shown (the ``unlikely_draft``
     check). A draft that may be shown gets its short answer (one short call), and the question's
     constraints and exclusions are then checked against it as after the judge."""
@@ -209,6 +220,7 @@ def verify_by_features(state: RagState, config: RunnableConfig, resources: Resou
     if "uncited" not in checks_off:
         mark_uncited_unsupported(verdicts)
     unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
+    mark_stated(verdicts, state)
     found = draft_features(state, tokenize)
     verdict = draft_verdict(found)
     findings: dict[str, Any] = {
