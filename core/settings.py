@@ -324,15 +324,18 @@ class GraphSettings(BaseModel):
         "unconfirmed_answer check; one call per sentence; hosted models skip it)",
     )
     confirm_answer_cutoff: float = Field(0.697, ge=0.0, le=1.0)
-    # 'features' is measured, not yet the default: on 79 fresh drafts its decision matched the judge's
-    # (right drafts kept 29 of 33 both, unanswerable refused 10 against 8 of 18), but it writes no short
-    # answer and runs no usefulness or constraint check (docs/benchmarks.md, session 25).
-    support_verifier: Literal["judge", "features"] = Field(
-        "judge",
+    # 'auto' reads the draft without a judge where the fitted verifier's inputs mean what they meant when
+    # it was fitted (the bundled reader's P(NOT_FOUND), the offline reranker's scores): on 160 fresh
+    # report questions it won more than it lost against the judge, with fewer calls (docs/benchmarks.md,
+    # sessions 26-27). A hosted model, or Cohere's scores, gets the judge.
+    support_verifier: Literal["auto", "judge", "features"] = Field(
+        "auto",
         description="what decides whether a draft is shown: 'judge' (one structured LLM call judging each "
-        "sentence and proposing the short answer) or 'features' (no call: a logistic regression on the "
+        "sentence and proposing the short answer), 'features' (no judge: a logistic regression on the "
         "draft's word share with its cited passages, its rerank score, uncited sentences and the reader's "
-        "P(NOT_FOUND), fitted for the local reader, graphs/rag/models/draft_verifier.json)",
+        "P(NOT_FOUND), fitted for the local reader, graphs/rag/models/draft_verifier.json; then one short "
+        "call for the short answer), or 'auto': 'features' with the bundled local model and the offline "
+        "reranker, 'judge' otherwise",
     )
     # Measured by bench.ablation on the mixed report split's first 100 questions: regeneration fired on
     # 32, won 1 and lost 4 (it turned refusals of unanswerable questions into wrong answers) and cost

@@ -7,7 +7,9 @@ must not drop when chunking, embedding, rerank thresholds, prompts or checks cha
 - **Answers**: outcome accuracy on a small mixed set (``agent/eval/mixed_set.py``: answerable and
   unanswerable questions, English and Chinese, single- and multi-hop; only questions of the full
   set's *calibration* split, never of its report split) and faithfulness: the share of the sentences shown in
-  answers that the support check found fully supported. The knowledge base is the small set's passages
+  answers that are grounded in the passages they cite (``agent/eval/faithfulness.py``: every number and
+  most words stated there; no model asked, so no path grades itself). The share the graph's own
+  support check rated "fully" is kept beside it (``graph_faithfulness``). The knowledge base is the small set's passages
   nearest each question by BM25 (the distractors a retriever would meet, same-article paragraphs
   included) plus what the answerable ones need: ~200 passages instead of 960, so the gate's indexing
   takes seconds while the questions stay as hard.
@@ -49,6 +51,8 @@ class AnswerFigures(BaseModel):
     outcome_accuracy: float
     faithfulness: float
     shown_sentences: int
+    graph_faithfulness: float | None = None  # the share the graph's own check rated "fully"
+    ungrounded: list[str] = []
     outcomes: dict[str, bool]
 
 
@@ -147,6 +151,7 @@ def gate_passages(asked: QADataset) -> list[QAPassage]:
 
 def measure_answers(shared_data: Path, work_dir: Path) -> AnswerFigures:
     """The gate's answer figures: ``gate_questions`` through the agent."""
+    from agent.eval.faithfulness import ShownSentence, measure_grounding
     from agent.eval.qa import QAEvalConfig, qa_settings, run_qa_eval
 
     gate_set = gate_questions(shared_data)
@@ -157,11 +162,17 @@ def measure_answers(shared_data: Path, work_dir: Path) -> AnswerFigures:
     report = run_qa_eval(QAEvalConfig(dataset=path, format="mixed"), settings, progress=False)
     shown = sum(sum(r.shown_verdicts.values()) for r in report.results)
     supported = sum(r.shown_verdicts.get("fully", 0) for r in report.results)
+    grounding = measure_grounding(
+        ([ShownSentence(**s) for s in r.shown_sentences] for r in report.results),
+        {p.doc_id: (p.title, p.text) for p in gate_set.passages},
+    )
     return AnswerFigures(
         questions=report.questions,
         outcome_accuracy=report.metrics["outcome_accuracy"],
-        faithfulness=round(supported / shown, 4) if shown else 1.0,
-        shown_sentences=shown,
+        faithfulness=grounding.share,
+        shown_sentences=grounding.sentences,
+        graph_faithfulness=round(supported / shown, 4) if shown else None,
+        ungrounded=grounding.ungrounded,
         outcomes={r.qid: r.outcome_correct for r in report.results},
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -89,6 +89,18 @@ class Resources:
         from tools.providers.chat_local import LocalLlamaChatModel
 
         return isinstance(self.llm, LocalLlamaChatModel)
+
+    @property
+    def support_verifier(self) -> Literal["judge", "features"]:
+        """``graph.support_verifier`` with 'auto' resolved: the fitted no-judge verifier only where its
+        inputs are the ones it was fitted on (the bundled model's P(NOT_FOUND), the offline reranker's
+        scores); the judge for a hosted model or another reranker."""
+        chosen = self.options.graph.support_verifier
+        if chosen != "auto":
+            return chosen
+        from tools.rerank.offline import OfflineReranker
+
+        return "features" if self.llm_is_local and isinstance(self.reranker, OfflineReranker) else "judge"
 
     @property
     def classifier(self) -> ComplexityClassifier:

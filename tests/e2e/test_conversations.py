@@ -62,6 +62,10 @@ def test_english_follow_up_answered_from_history_and_traced(samples_home: Path, 
         samples_home, "How many days of paid annual leave do Northwind employees get?", "en-thread"
     )
     assert re.search(r"(?<![\d.])25(?![\d.])", first["answer"]) and not first["refused"]
+    # The bundled model is verified without a judge, and a sentence copied from the handbook is
+    # labelled as stated by it: no "not fully verified" note under the answer.
+    shown = [v["verdict"] for v in first["support"] if not (v["removed"] or v["trimmed"])]
+    assert shown and set(shown) == {"stated"}, first["support"]
 
     # "them" are the annual-leave days of the first turn. This turn also runs with --trace --json.
     second, step_lines = ask_json(
@@ -77,6 +81,8 @@ def test_english_follow_up_answered_from_history_and_traced(samples_home: Path, 
     nodes = [step["node"] for step in steps]
     assert nodes[0] == "start_turn" and "contextualize" in nodes and nodes[-1] == "finalize_answer"
     assert steps[0]["decision"]["history_messages"] == 2  # the first turn's question and answer
+    checked = [step["decision"] for step in steps if step["node"] == "check_support"]
+    assert checked and all(c["verifier"] == "features" for c in checked)  # 'auto' with the bundled model
 
     # The run was stored: it replays, and its HTML page is written.
     replay = ragpilot(samples_home, "trace", second["run_id"]).stdout

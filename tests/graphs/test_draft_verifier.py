@@ -1,13 +1,18 @@
-"""``graph.support_verifier='features'``: no judge call; a model fitted on the draft's no-call features
-decides whether it is shown. How well it decides is the bench's business (``bench.draft_classifier``);
+"""``graph.support_verifier='features'`` (and 'auto' with the bundled model and the offline reranker): no
+judge call; a model fitted on the draft's no-call features decides whether it is shown. How well it decides is the bench's business (``bench.draft_classifier``);
 here the features, the fitted model's shape and the wiring are pinned down."""
 
 from __future__ import annotations
 
+import pytest
+
+from core.settings import load_settings
 from graphs.rag.nodes.draft_verifier import draft_features, draft_verdict, load_draft_verifier
+from graphs.rag.resources import Resources
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import cite, nodes_run, passages_in, run_turn, step
+from tests.graphs.scripts import cite, nodes_run, passages_in, run_turn, step, support
 from tools.knowledge_base.sparse import tokenize
+from tools.rerank.offline import OfflineReranker
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 
@@ -127,3 +132,36 @@ def test_an_invented_answer_is_looked_up_again_then_refused(make_graph) -> None:
     assert "short_answer" not in llm.prompts_called()  # a draft nobody is shown needs no short answer
     assert nodes_run(state).count("check_support") == 2 and "usefulness_retry" in nodes_run(state)
     assert "unlikely_draft" in [f["check"] for f in step(state, "check_support")["failed_checks"]]
+
+
+@pytest.mark.parametrize(
+    ("setting", "local", "offline_reranker", "resolved"),
+    [
+        ("auto", True, True, "features"),  # the reader and reranker it was fitted with
+        ("auto", False, True, "judge"),  # a hosted model: its P(NOT_FOUND) is not the one fitted
+        ("auto", True, False, "judge"),  # Cohere or a cross-encoder: other score scales
+        ("judge", True, True, "judge"),
+        ("features", False, False, "features"),  # asked for by name: used as asked
+    ],
+)
+def test_auto_uses_the_fitted_verifier_only_where_its_inputs_mean_what_they_were_fitted_on(
+    monkeypatch, tmp_path, embedder, setting, local, offline_reranker, resolved
+) -> None:
+    settings = load_settings(home=tmp_path, graph={"support_verifier": setting})
+    monkeypatch.setattr(Resources, "llm_is_local", property(lambda self: local))
+    reranker = OfflineReranker(settings.rerank, embedder=embedder) if offline_reranker else ScriptedReranker()
+    resources = Resources(settings, llm=ScriptedChatModel(replies={}), reranker=reranker)
+    assert resources.support_verifier == resolved
+
+
+def test_a_scripted_model_gets_the_judge_by_default(make_graph) -> None:
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of paid annual leave per year.", "25 days"),
+            "rewrite_query": "annual leave days",
+            "check_support": support("fully", short="25 days"),
+        }
+    )
+    graph, _ = make_graph(llm, reranker=ScriptedReranker({"handbook::c0": 0.9}, default=0.2))
+    state = run_turn(graph, QUESTION, route="single")
+    assert step(state, "check_support")["verifier"] == "judge" and "check_support" in llm.prompts_called()

@@ -267,7 +267,7 @@ def verify_by_features(state: RagState, config: RunnableConfig, resources: Resou
 
 @records_step
 def check_support(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    if resources.options.graph.support_verifier == "features":
+    if resources.support_verifier == "features":
         return verify_by_features(state, config, resources)
     system, user, verdicts = judgement_prompt(state)
     judgement, error = ask_structured(resources.llm, judgement_schema(len(verdicts)), system, user, config)
@@ -340,6 +340,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         "repeated_exclusions": repeated,
         "failed_checks": failures,
         "decision": {
+            "verifier": "judge",
             "verdicts": shown(verdicts),
             "answers_question": answers_question,
             "short_answer": short_answer,

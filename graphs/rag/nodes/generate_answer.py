@@ -60,7 +60,7 @@ def ask_for_answer(
     likely: the refusal is one token, while an answer spreads its probability over many first tokens,
     so greedy decoding refuses although the model gives answering more probability in all."""
     below = resources.options.graph.not_found_min_probability
-    if below is None and resources.options.graph.support_verifier == "features":
+    if below is None and resources.support_verifier == "features":
         below = RECORD_ONLY  # the fitted verifier reads P(NOT_FOUND)
     if below is None or not resources.llm_is_local:
         return ask_text(resources.llm, system, user, config), {}
