@@ -98,9 +98,15 @@ class Resources:
         chosen = self.options.graph.support_verifier
         if chosen != "auto":
             return chosen
+        from tools.rerank.fusion_blend import FusionBlendReranker
         from tools.rerank.offline import OfflineReranker
 
-        return "features" if self.llm_is_local and isinstance(self.reranker, OfflineReranker) else "judge"
+        reranker = self.reranker
+        if isinstance(
+            reranker, FusionBlendReranker
+        ):  # how the default builds it: offline blended with fusion
+            reranker = reranker.inner
+        return "features" if self.llm_is_local and isinstance(reranker, OfflineReranker) else "judge"
 
     @property
     def classifier(self) -> ComplexityClassifier:

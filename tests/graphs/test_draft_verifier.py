@@ -12,7 +12,7 @@ from graphs.rag.resources import Resources
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
 from tests.graphs.scripts import cite, nodes_run, passages_in, run_turn, step, support
 from tools.knowledge_base.sparse import tokenize
-from tools.rerank.offline import OfflineReranker
+from tools.rerank.factory import get_reranker
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 
@@ -145,11 +145,12 @@ def test_an_invented_answer_is_looked_up_again_then_refused(make_graph) -> None:
     ],
 )
 def test_auto_uses_the_fitted_verifier_only_where_its_inputs_mean_what_they_were_fitted_on(
-    monkeypatch, tmp_path, embedder, setting, local, offline_reranker, resolved
+    monkeypatch, tmp_path, setting, local, offline_reranker, resolved
 ) -> None:
     settings = load_settings(home=tmp_path, graph={"support_verifier": setting})
     monkeypatch.setattr(Resources, "llm_is_local", property(lambda self: local))
-    reranker = OfflineReranker(settings.rerank, embedder=embedder) if offline_reranker else ScriptedReranker()
+    # The offline reranker as the factory builds it by default (inside the fusion blend).
+    reranker = get_reranker(settings, provider="offline") if offline_reranker else ScriptedReranker()
     resources = Resources(settings, llm=ScriptedChatModel(replies={}), reranker=reranker)
     assert resources.support_verifier == resolved
 
