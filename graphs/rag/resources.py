@@ -98,15 +98,21 @@ class Resources:
         chosen = self.options.graph.support_verifier
         if chosen != "auto":
             return chosen
+        return "features" if self.llm_is_local and self._reranker_is_offline() else "judge"
+
+    def _reranker_is_offline(self) -> bool:
+        """Whether the reranker is the offline one: the built one (inside the fusion blend the factory
+        wraps it in), or, before it is built, the one the settings choose (building it opens the index)."""
+        from tools.rerank.factory import choose_reranker_provider
         from tools.rerank.fusion_blend import FusionBlendReranker
         from tools.rerank.offline import OfflineReranker
 
-        reranker = self.reranker
-        if isinstance(
-            reranker, FusionBlendReranker
-        ):  # how the default builds it: offline blended with fusion
+        reranker = self._reranker
+        if reranker is None:
+            return choose_reranker_provider(self._settings) == "offline"
+        if isinstance(reranker, FusionBlendReranker):
             reranker = reranker.inner
-        return "features" if self.llm_is_local and isinstance(reranker, OfflineReranker) else "judge"
+        return isinstance(reranker, OfflineReranker)
 
     @property
     def classifier(self) -> ComplexityClassifier:

@@ -70,8 +70,16 @@ def test_a_question_the_samples_cannot_answer_is_refused(agent: Agent) -> None:
     assert answer.citations == [] and answer.refusal_reason
 
 
-def test_the_real_judge_gives_every_sentence_of_a_long_answer_its_own_verdict(agent: Agent) -> None:
+def test_the_real_judge_gives_every_sentence_of_a_long_answer_its_own_verdict(
+    agent: Agent, samples_home: Path
+) -> None:
     from graphs.rag.nodes.check_support import check_support
+    from graphs.rag.resources import Resources
+
+    # The judge by name: with the bundled model, 'auto' verifies without it.
+    judged = Resources(
+        load_settings(home=samples_home, graph={"support_verifier": "judge"}), llm=agent.resources.llm
+    )
 
     leave = "Full-time employees get 25 days of paid annual leave per calendar year."
     state = {
@@ -96,7 +104,7 @@ def test_the_real_judge_gives_every_sentence_of_a_long_answer_its_own_verdict(ag
         ),
     }
 
-    update = check_support(state, {}, resources=agent.resources)
+    update = check_support(state, {}, resources=judged)
 
     verdicts = [v["verdict"] for v in update["support"]]
     assert len(verdicts) == 5 and "unchecked" not in verdicts  # one verdict per sentence, none skipped

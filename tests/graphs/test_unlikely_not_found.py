@@ -92,11 +92,23 @@ def test_the_strict_rewrite_after_a_rejection_follows_the_same_rule() -> None:
     ids=["switched-off", "hosted-model"],
 )
 def test_greedy_decides_when_off_or_for_a_hosted_model(local: bool, setting: float | None) -> None:
-    # The mask is the local model's (a logits processor); a hosted model is not asked for it.
-    update, decision, asked = generate(0.3, local=local, not_found_min_probability=setting)
+    # The mask is the local model's (a logits processor); a hosted model is not asked for it. The judge
+    # verifies here: the fitted verifier would have P(NOT_FOUND) recorded (next test).
+    update, decision, asked = generate(
+        0.3, local=local, not_found_min_probability=setting, support_verifier="judge"
+    )
 
     assert asked == [{}] and update["generator_refused"]
     assert "not_found_probability" not in decision
+
+
+def test_for_the_fitted_verifier_p_not_found_is_recorded_and_greedy_still_decides() -> None:
+    # 'auto' with the local model and the offline reranker the settings choose: the fitted verifier,
+    # which reads P(NOT_FOUND); a bound no first token falls under masks nothing.
+    update, decision, asked = generate(0.3)
+
+    assert asked == [{"words": ["NOT_FOUND"], "below": 1e-9}] and update["generator_refused"]
+    assert decision["not_found_probability"] == 0.3 and decision["not_found_masked"] is False
 
 
 def test_it_is_off_by_default() -> None:
