@@ -1,6 +1,7 @@
 """``graph.support_verifier='features'`` (and 'auto' with the bundled model and the offline reranker): no
-judge call; a model fitted on the draft's no-call features decides whether it is shown. How well it decides is the bench's business (``bench.draft_classifier``);
-here the features, the fitted model's shape and the wiring are pinned down."""
+judge call; a model fitted on the draft's no-call features decides whether it is shown. How well it
+decides is the bench's business (``bench.draft_classifier``); here the features, the fitted model's
+shape and the wiring are pinned down."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
 from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.nodes._short_answer import clean_short_answer
 from graphs.rag.nodes._step import records_step
-from graphs.rag.nodes.draft_verifier import draft_features, draft_verdict
+from graphs.rag.nodes.draft_verifier import draft_features, draft_verdict, passage_bodies
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
@@ -200,7 +200,7 @@ def answer_confirmation(
 def mark_stated(verdicts: list[SupportVerdict], state: RagState) -> None:
     """An unjudged sentence whose cited passages (titles included) hold its numbers and most of its words
     is 'stated': what code can say without a judge, so a reader is not told every sentence is unchecked."""
-    bodies = {p["n"]: f"{p.get('title') or ''}\n{p['text']}" for p in state.get("context") or []}
+    bodies = passage_bodies(state.get("context") or [])
     for verdict in verdicts:
         cited = "\n".join(bodies[n] for n in verdict.citations if n in bodies)
         if verdict.verdict == "unchecked" and cited and states_sentence(verdict.sentence, cited, tokenize):

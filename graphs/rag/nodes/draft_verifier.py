@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,18 @@ from graphs.rag.nodes._citations import answer_sentences, word_share
 DRAFT_VERIFIER_PATH = Path(__file__).resolve().parent.parent / "models" / "draft_verifier.json"
 
 
+def passage_bodies(context: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Each context passage's title and text by its number: what a sentence citing it is compared with."""
+    return {p["n"]: f"{p.get('title') or ''}\n{p['text']}" for p in context}
+
+
 def draft_features(state: Mapping[str, Any], tokenize: Callable[[str], list[str]]) -> dict[str, Any]:
     """The draft's no-call features, as recorded (``bench.verifier_set``) and as scored."""
     sentences = answer_sentences(state.get("answer_draft") or "")
     steps = [s for s in state.get("steps") or [] if s["node"] in ("generate_answer", "regenerate_answer")]
     generated = steps[-1]["decision"] if steps else {}
     context = state.get("context") or []
-    bodies = {p["n"]: f"{p.get('title') or ''}\n{p['text']}" for p in context}
+    bodies = passage_bodies(context)
     rerank = {h["chunk_id"]: h.get("rerank_score") for h in state.get("hits") or []}
     scores = {p["n"]: rerank.get(p["chunk_id"]) for p in context}
     cited = sorted({n for s in sentences for n in s.citations if n in bodies})
