@@ -17,6 +17,11 @@ before/after comparison on the same conversations.
     .venv/bin/python -m bench.follow_ups                       # saves bench/results/follow_ups.json
     .venv/bin/python -m bench.follow_ups --repo /tmp/before --out follow_ups_before.json
     .venv/bin/python -m bench.follow_ups --only en-21,en-22 --out follow_ups_direct.json  # a subset
+
+``--set bench/follow_ups_heldout`` runs another folder of the same shape (``docs/`` and
+``conversations.json``): 25 conversations over five documents of other domains, written in session 28
+to measure the follow-up rules (list references, "what else", pronouns) on conversations they were not
+written from, including turns where they must not fire. Never tune on them.
 """
 
 from __future__ import annotations
@@ -113,6 +118,13 @@ def main() -> int:
         "--home", type=Path, default=None, help="data directory (default .ragpilot-bench/follow_ups-<out>)"
     )
     parser.add_argument("--out", default="follow_ups.json", help="file name under bench/results")
+    parser.add_argument(
+        "--set",
+        dest="conversation_set",
+        type=Path,
+        default=HERE,
+        help="a folder with docs/ and conversations.json (default bench/follow_ups)",
+    )
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument(
         "--only", default=None, help="comma-separated conversation ids (e.g. the ones a change can affect)"
@@ -122,7 +134,9 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    conversations = json.loads((HERE / "conversations.json").read_text(encoding="utf-8"))[: args.limit]
+    conversation_set = args.conversation_set.resolve()
+    conversations = json.loads((conversation_set / "conversations.json").read_text(encoding="utf-8"))
+    conversations = conversations[: args.limit]
     if args.only:
         wanted = set(args.only.split(","))
         conversations = [c for c in conversations if c["id"] in wanted]
@@ -138,7 +152,7 @@ def main() -> int:
                 row = json.loads(line)
                 done[row["id"]] = row
     home.mkdir(parents=True, exist_ok=True)
-    ingest = ragpilot(args.repo, home, "ingest", str(HERE / "docs"), timeout=1800)
+    ingest = ragpilot(args.repo, home, "ingest", str(conversation_set / "docs"), timeout=1800)
     if ingest.returncode != 0:
         print(ingest.stderr[-2000:], file=sys.stderr)
         return 1
@@ -170,6 +184,7 @@ def main() -> int:
     report = {
         "summary": summarize(results),
         "repo": str(args.repo),
+        "set": str(conversation_set),
         "command": "python -m bench.follow_ups " + " ".join(sys.argv[1:]),
         "seconds_this_run": round(time.perf_counter() - started, 1),
         "resumed_conversations": len(done),
