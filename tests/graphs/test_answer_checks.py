@@ -16,6 +16,7 @@ BOUNDS = GraphSettings(
     max_usefulness_retries=1,
     regenerate_unsupported=True,
     confirm_answer=True,
+    refuse_unmet_constraints=True,
 )
 DEFAULTS = GraphSettings()
 
@@ -106,6 +107,15 @@ def test_by_default_a_rejected_sentence_is_dropped_not_written_again() -> None:
         next_step({}, failed_checks(**findings(repeated_exclusions=["Oslo"])), DEFAULTS)
         == "regenerate_answer"
     )
+
+
+def test_by_default_an_unmet_year_is_recorded_not_acted_on() -> None:
+    # The measured default (graph.refuse_unmet_constraints off): on held-out questions the check refused
+    # right answers ("第一次获得" is no edition the passage names) and caught no wrong one.
+    failures = failed_checks(**findings(unmet_constraints=["2019"]))
+    assert [f["check"] for f in failures] == ["constraints"]
+    assert next_step({}, failures, DEFAULTS) is None
+    assert next_step({"usefulness_retries": 1}, failures, DEFAULTS) is None
 
 
 def test_a_check_switched_off_is_not_run() -> None:

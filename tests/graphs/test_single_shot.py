@@ -138,15 +138,29 @@ def test_sentences_that_do_not_state_the_short_answer_are_trimmed_not_shown(make
     assert step(state, "finalize_answer")["sentences_trimmed"] == 1
 
 
-def test_an_answer_for_another_year_is_looked_for_again_then_refused(make_graph, reranker) -> None:
-    llm = ScriptedChatModel(
+def year_question_model() -> ScriptedChatModel:
+    return ScriptedChatModel(
         replies={
             "generate_answer": cite("Employees receive 25 days of paid annual leave per year.", "25 days"),
             "check_support": support("fully", short="25 days"),
             "rewrite_query": "Northwind annual leave days 2019",
         }
     )
-    graph, _ = make_graph(llm, reranker=reranker)
+
+
+def test_an_answer_for_another_year_is_recorded_and_shown_by_default(make_graph, reranker) -> None:
+    graph, _ = make_graph(year_question_model(), reranker=reranker)
+    state = run_turn(
+        graph, "How many days of annual leave did Northwind employees get in 2019?", route="single"
+    )
+    assert not state["refused"] and "usefulness_retry" not in nodes_run(state)
+    assert step(state, "check_support")["constraints"] == {"constraints": ["2019"], "unmet": ["2019"]}
+
+
+def test_switched_on_an_answer_for_another_year_is_looked_for_again_then_refused(
+    make_graph, reranker
+) -> None:
+    graph, _ = make_graph(year_question_model(), reranker=reranker, graph={"refuse_unmet_constraints": True})
     state = run_turn(
         graph, "How many days of annual leave did Northwind employees get in 2019?", route="single"
     )

@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, create_model
 
 from core.answer import SupportVerdict
+from core.settings import GraphSettings
 from core.vocabulary import AnswerCheckName, JudgedSupport
 from graphs.rag.answer_checks import failed_checks, next_step
 from graphs.rag.nodes._citations import AnswerSentence, answer_sentences, states_sentence
@@ -116,6 +117,11 @@ def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportV
     cited = {n for v in verdicts for n in v.citations}
     passages = [p["text"] for p in state.get("context") or [] if p["n"] in cited]
     return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
+
+
+def acted_on(unmet: list[str], graph: GraphSettings) -> list[str]:
+    """The unmet constraints the turn acts on (and a refusal names): none while the check only records."""
+    return unmet if graph.refuse_unmet_constraints else []
 
 
 def question_checks(
@@ -244,7 +250,7 @@ def verify_by_features(state: RagState, config: RunnableConfig, resources: Resou
         "support": [v.model_dump() for v in verdicts],
         "answers_question": None,
         "proposed_short_answer": short_answer,
-        "unmet_constraints": findings["unmet_constraints"],
+        "unmet_constraints": acted_on(findings["unmet_constraints"], graph),
         "repeated_exclusions": findings["repeated_exclusions"],
         "failed_checks": failures,
         "decision": {
@@ -336,7 +342,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
         "support": [v.model_dump() for v in verdicts],
         "answers_question": answers_question,
         "proposed_short_answer": short_answer,
-        "unmet_constraints": unmet,
+        "unmet_constraints": acted_on(unmet, graph),
         "repeated_exclusions": repeated,
         "failed_checks": failures,
         "decision": {
