@@ -26,7 +26,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 @dataclass(frozen=True)
 class Target:
     label: str
-    run: str  # qa_<run>.json / .partial.jsonl, or follow_ups
+    run: str  # qa_<run>.json / .partial.jsonl, or a follow_ups*.json run
     size: int  # questions in the full-size run
     measure: str  # a key of figures(): what the target is on
     goal: float
@@ -42,14 +42,15 @@ TARGETS = [
     Target("CMRC 2018 trial 200 (seed 0): char-F1", "cmrc", 199, "f1", 0.65),
     Target("RGB zh_refine first 100, negatives: rejection", "rgb_negative", 100, "refused", 0.60),
     Target("RGB zh_refine first 100, positives + noise: accuracy", "rgb_noise", 100, "contained", 0.92),
-    Target("follow-ups (42 conversations): turn 2 correct", "follow_ups", 42, "correct", 0.90),
+    # the run under the default since session 27 (auto: the fitted verifier with the local model)
+    Target("follow-ups (42 conversations): turn 2 correct", "follow_ups_auto", 42, "correct", 0.90),
 ]
 
 
 def _rows(run: str) -> tuple[list[dict[str, Any]], str] | None:
     """(per-question rows, the file read) of ``run``: the partial file of a run under way (it will
     replace the finished JSON when it ends), else the finished JSON."""
-    stem = "follow_ups" if run == "follow_ups" else f"qa_{run}"
+    stem = run if run.startswith("follow_ups") else f"qa_{run}"
     final, partial = RESULTS / f"{stem}.json", PARTIALS / f"{stem}.partial.jsonl"
     if partial.is_file():
         lines = partial.read_text(encoding="utf-8").splitlines()
