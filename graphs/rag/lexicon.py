@@ -20,6 +20,8 @@ ORDINAL_ZH = re.compile(r"第[一二三四五六七八九十百零两\d]+[届次
 ENGLISH_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "former": 1}
 # [1], [1][2], [1, 2], [1，2], 【1】 — the forms models actually write.
 CITATION_MARKER = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*)\s*[\]】]")
+# What joins the items of a list: "A, B and C", "甲、乙和丙".
+LIST_SEPARATORS = re.compile(r"\s*(?:、|，|,|和|与|及|以及|\band\b)\s*")
 CJK = re.compile(r"[\u3400-\u9fff]")
 CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 

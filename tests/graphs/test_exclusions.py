@@ -44,6 +44,14 @@ def test_a_follow_up_asking_for_more_excludes_what_the_last_answer_gave() -> Non
         ("Sparse Tricks", "Li Wei wrote Sparse Tricks. [1]", ["Sparse Tricks"]),
         ("Fusion at Scale", 'Besides "Sparse Tricks", Li Wei wrote "Fusion at Scale". [1]', []),
         ("", "Li Wei wrote Fusion at Scale. [1]", []),  # names nothing: nothing to compare
+        # a short answer listing the excluded item beside another one gives something else as well
+        (
+            "the Maple Library and Sparse Tricks",
+            "The campus has two: the Maple Library and Sparse Tricks. [1]",
+            [],
+        ),
+        ("Sparse Tricks、Fusion at Scale", "", []),
+        ("Sparse Tricks and Sparse Tricks", "", ["Sparse Tricks"]),  # every item listed is excluded
     ],
 )
 def test_an_answer_repeats_the_exclusion_when_everything_it_names_is_excluded(

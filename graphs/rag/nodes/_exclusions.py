@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from graphs.rag.lexicon import LIST_SEPARATORS
+
 # Asking for another one ("what else?", "还有吗"), and, wider, for more of it as well ("additional", "此外").
 _ANOTHER = re.compile(
     r"\b(?:else|other|others|another|besides)\b|还有|其他|其它|别的|另外|另一|除了", re.IGNORECASE
@@ -92,8 +94,11 @@ def repeated_exclusions(short_answer: str, answer: str, excluded: Iterable[str])
     if not excluded or not named:
         return []
     repeated: list[str] = []
-    for name in named:
-        hit = next((e for e in excluded if _normal(e) in _normal(name) or _normal(name) in _normal(e)), None)
+    # a name that lists several items ("two ATR 42s and two Twin Otters") repeats the exclusion only
+    # when each of its items is excluded
+    parts = [part for name in named for part in LIST_SEPARATORS.split(name) if _normal(part)]
+    for part in parts:
+        hit = next((e for e in excluded if _normal(e) in _normal(part) or _normal(part) in _normal(e)), None)
         if hit is None:
             return []
         if hit not in repeated:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from graphs.rag.lexicon import ENGLISH_ORDINALS, zh_numeral_value
+from graphs.rag.lexicon import ENGLISH_ORDINALS, LIST_SEPARATORS, zh_numeral_value
 from graphs.rag.nodes._citations import without_citations
 
 # 第二部 / 第二款 / 第二个 … (a measure word for an item), not 第七届 / 第二次 / 第二名 (an edition, a
@@ -25,7 +25,6 @@ _ENGLISH_ORDINAL = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"《[^》]{1,40}》|“[^”]{1,40}”|\"[^\"]{1,40}\"")
-_LIST_SEPARATORS = re.compile(r"\s*(?:、|，|,|和|与|及|以及|\band\b)\s*")
 _LIST_INTRODUCERS = re.compile(r"[：:]|包括|分别是|有")
 
 
@@ -53,7 +52,7 @@ def listed_items(answer: str) -> list[str]:
         if not introducer:
             continue
         clause = sentence[introducer[-1].end() :].strip().rstrip("。.!！?？ ")
-        items = [item.strip() for item in _LIST_SEPARATORS.split(clause) if item and item.strip()]
+        items = [item.strip() for item in LIST_SEPARATORS.split(clause) if item and item.strip()]
         if len(items) >= 2 and all(len(item) <= 40 for item in items):
             return items
     return []
