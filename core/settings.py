@@ -345,11 +345,12 @@ class GraphSettings(BaseModel):
         description="a draft the support judge rejects is written again once (max_support_retries) before "
         "its unsupported sentences are dropped; off: they are dropped at once",
     )
-    # Measured on questions it was not written from (docs/benchmarks.md, session 28): where it fired on
-    # the fresh mixed-set questions 80-239 and the held-out conversations, it refused 4 right answers
-    # and caught no wrong one; on the report split's first 100, 1 won and 1 lost.
+    # Session 28 (docs/benchmarks.md): on RGB-style negatives (year questions over same-topic news) it
+    # refused 14 of 100 wrong answers; where it fired on fresh mixed-set questions and held-out
+    # conversations it refused 4 right answers and caught no wrong one. On by default; off for documents
+    # whose facts carry no year (a handbook asked about "2019").
     refuse_unmet_constraints: bool = Field(
-        False,
+        True,
         description="a draft whose cited passages do not state the question's year or Chinese ordinal near "
         "its short answer retrieves again, then is refused; off: the finding is recorded in the trace only",
     )

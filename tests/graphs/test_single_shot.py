@@ -148,8 +148,8 @@ def year_question_model() -> ScriptedChatModel:
     )
 
 
-def test_an_answer_for_another_year_is_recorded_and_shown_by_default(make_graph, reranker) -> None:
-    graph, _ = make_graph(year_question_model(), reranker=reranker)
+def test_switched_off_an_answer_for_another_year_is_recorded_and_shown(make_graph, reranker) -> None:
+    graph, _ = make_graph(year_question_model(), reranker=reranker, graph={"refuse_unmet_constraints": False})
     state = run_turn(
         graph, "How many days of annual leave did Northwind employees get in 2019?", route="single"
     )
