@@ -49,8 +49,7 @@ class AnswerCheck:
 # so regenerating cannot help), then an excluded item given again, then unsupported sentences, then an
 # answer that does not address the question, then an answer the local model does not confirm.
 ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
-    # Session 28: it refused 14 of 100 RGB negatives' wrong answers, and 4 right answers on other
-    # held-out questions; graph.refuse_unmet_constraints (on) switches its action.
+    # Its action is graph.refuse_unmet_constraints (on; what it wins and loses is measured there).
     AnswerCheck("constraints", "retrieve_again", "refuse", acts_when="refuse_unmet_constraints"),
     AnswerCheck("exclusions", "regenerate", "refuse"),
     # Regenerating after the judge's rejection measured 1 won / 4 lost on the 32 held-out questions it

@@ -69,9 +69,7 @@ def test_a_draft_another_check_already_sends_back_is_not_asked(make_graph, monke
         },
     )
     reranker = ScriptedReranker({"handbook::c0": 0.9}, default=0.2)
-    graph, _ = make_graph(
-        llm, reranker=reranker, graph={"confirm_answer": True, "refuse_unmet_constraints": True}
-    )
+    graph, _ = make_graph(llm, reranker=reranker, graph={"confirm_answer": True})
     state = run_turn(
         graph, "How many days of annual leave did Northwind employees get in 2019?", route="single"
     )

@@ -28,15 +28,11 @@ def rules_in(path: Path) -> list[str]:
     """The module-level names of ``path`` bound to ``re.compile(...)`` or to a word table."""
     found = []
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        targets = (
-            node.targets
-            if isinstance(node, ast.Assign)
-            else [node.target]
-            if isinstance(node, ast.AnnAssign)
-            else []
-        )
-        value = getattr(node, "value", None)
-        if value is None:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
             continue
         compiled = isinstance(value, ast.Call) and ast.unparse(value.func) == "re.compile"
         if compiled or (path.name not in WIRING and _is_word_table(value)):
