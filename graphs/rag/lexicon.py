@@ -15,8 +15,10 @@ from tools.chinese_script import fold_to_simplified
 # A number standing on its own ("6.4", "1,186"; not the "5" of "No.5" or of "3.5").
 NUMBER = re.compile(r"(?<![\d.])\d+(?:[.,]\d+)*")
 YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
-# An edition, a time, a rank of the question itself: 第七届, 第二次, 第3季 (constraints, not list items).
-ORDINAL_ZH = re.compile(r"第[一二三四五六七八九十百零两\d]+[届次艘个任期轮批号季]")
+# An edition or a rank the question names: 第七届, 第三艘, 第31任, 第一季度 (constraints, not list items).
+# Not 第N次: in the questions read so far it counts occurrences ("第一次获得冠军", "第一次播出"), which
+# passages state as 首次 or as a list of years, so demanding it near the answer refuses right answers.
+ORDINAL_ZH = re.compile(r"第[一二三四五六七八九十百零两\d]+[届艘个任期轮批号季]")
 ENGLISH_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "former": 1}
 # [1], [1][2], [1, 2], [1，2], 【1】 — the forms models actually write.
 CITATION_MARKER = re.compile(r"[\[【]\s*(\d{1,3}(?:\s*[,，、;]\s*\d{1,3})*)\s*[\]】]")

@@ -110,8 +110,8 @@ def test_by_default_a_rejected_sentence_is_dropped_not_written_again() -> None:
 
 
 def test_switched_off_an_unmet_year_is_recorded_not_acted_on() -> None:
-    # graph.refuse_unmet_constraints off: for documents whose facts carry no year ("第一次获得" is no
-    # edition a passage names either); the finding stays in the trace for the ablation.
+    # graph.refuse_unmet_constraints off: for documents whose facts carry no year; the finding stays
+    # in the trace for the ablation.
     failures = failed_checks(**findings(unmet_constraints=["2019"]))
     assert [f["check"] for f in failures] == ["constraints"]
     off = GraphSettings(refuse_unmet_constraints=False)

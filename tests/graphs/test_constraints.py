@@ -56,6 +56,14 @@ def test_without_constraints_or_a_short_answer_found_verbatim_nothing_is_judged(
         ("Which courses ran in Spring 2021?", ["2021"]),
         ("2022年冬奥会在哪里举办？", ["2022"]),
         ("第七届运动会在哪里举行？", ["第七届"]),
+        ("第三届茶叶博览会在哪个城市举办？", ["第三届"]),
+        ("这座城市的第五任市长是谁？", ["第五任"]),
+        ("船队的第二艘科考船叫什么名字？", ["第二艘"]),
+        ("公司2023年第一季度的营收是多少？", ["2023", "第一季"]),
+        # must not fire: 第N次 counts occurrences, which passages state as 首次 or as a list of years
+        ("她第一次登上珠峰是在哪一年？", []),
+        ("这颗彗星第二次被观测到是什么时候？", []),
+        ("乐队第三次来华演出是在哪个城市？", []),
         # must not fire: a number labelled by a name is not a year
         ("Who works in Suite 2001?", []),
         ("Where did Flight 1549 land?", []),
@@ -63,7 +71,7 @@ def test_without_constraints_or_a_short_answer_found_verbatim_nothing_is_judged(
         ("How many seats does Room 1850 have?", []),
     ],
 )  # fmt: skip
-def test_the_years_a_question_names_are_its_constraints_labels_are_not(
+def test_the_years_and_editions_a_question_names_are_its_constraints_labels_and_occurrences_are_not(
     question: str, constraints: list
 ) -> None:
     from graphs.rag.nodes._constraints import question_constraints
