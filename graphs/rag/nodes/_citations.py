@@ -47,10 +47,16 @@ def normalise_citations(text: str, valid: Collection[int]) -> str:
     return re.sub(r"[ \t]{2,}", " ", _CITATION.sub(rewrite, text)).strip()
 
 
+# A list's number the splitter cut off from its item: alone ("2.") or after the list's colon ("包括：1.").
+_LIST_NUMBER_END = re.compile(r"(?:^|[：:]\s*)\d{1,2}\.$")
+
+
 def answer_sentences(text: str) -> list[AnswerSentence]:
     """Split an answer into sentences; markers after a full stop ("... days. [1]") belong to the
-    sentence before them, even when the splitter put them at the start of the next one."""
+    sentence before them, even when the splitter put them at the start of the next one, and a list's
+    number ("2.", "优点包括：1.") belongs to the item after it."""
     sentences: list[AnswerSentence] = []
+    carried = ""
     for raw in split_sentences(text):
         raw = raw.strip()
         leading = _LEADING_CITATIONS.match(raw)
@@ -59,8 +65,13 @@ def answer_sentences(text: str) -> list[AnswerSentence]:
             previous.text = f"{previous.text} {leading.group(1).strip()}"
             previous.citations = cited_numbers(previous.text)
             raw = raw[leading.end() :].strip()
-        if raw:
+        raw, carried = f"{carried} {raw}".strip(), ""
+        if _LIST_NUMBER_END.search(raw) and not _CITATION.search(raw):
+            carried = raw
+        elif raw:
             sentences.append(AnswerSentence(text=raw, citations=cited_numbers(raw)))
+    if carried:
+        sentences.append(AnswerSentence(text=carried))
     return sentences
 
 
@@ -94,13 +105,64 @@ def word_share(sentence: str, passage: str, tokenize: Callable[[str], list[str]]
 ATTRIBUTION_MIN_OVERLAP = 0.6
 
 
+def answer_words(sentence: str, question: str, tokenize: Callable[[str], list[str]]) -> set[str]:
+    """The units of ``sentence`` that do not restate ``question``: its Latin words the question lacks,
+    and of its Chinese what is left once every stretch of two or more characters the question also
+    holds is taken out, each piece on its own ("牛佬的职业是漫画家" against "牛佬的职业是什么" leaves
+    漫画家). A reader's sentence is mostly the question said back with the answer in it."""
+    sentence, question = one_script(_CITATION.sub("", sentence)), one_script(question)
+    units = set(tokenize(CJK_RUN.sub(" ", sentence))) - set(tokenize(CJK_RUN.sub(" ", question)))
+    for run in CJK_RUN.findall(sentence):
+        pieces, piece, i = [], "", 0
+        while i < len(run):
+            shared = next((k for k in range(len(run) - i, 1, -1) if run[i : i + k] in question), 0)
+            if shared:
+                pieces.append(piece)
+                piece, i = "", i + shared
+            else:
+                piece, i = piece + run[i], i + 1
+        pieces.append(piece)
+        for piece in filter(None, pieces):
+            units.update(piece[j : j + 2] for j in range(max(1, len(piece) - 1)))
+    return units
+
+
+def _by_answer_words(
+    sentence: str, question: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
+) -> tuple[int, float] | None:
+    """(passage, share) for an uncited sentence whose answer words (``answer_words``) one passage holds:
+    at least ``ATTRIBUTION_MIN_OVERLAP`` of them, every number the question does not give, and enough of
+    the whole sentence to be about its subject (half that share). Ties go to the passage holding more of
+    the whole sentence, then to the first."""
+    wanted = answer_words(sentence, question, tokenize)
+    if not wanted:
+        return None
+    numbers = numbers_in(sentence) - numbers_in(question)
+    scored = [
+        (len(wanted & _units(body, tokenize)) / len(wanted), word_share(sentence, body, tokenize), -n)
+        for n, body in passages.items()
+        if numbers <= numbers_in(body)
+    ]
+    scored = [s for s in scored if s[0] >= ATTRIBUTION_MIN_OVERLAP and s[1] >= ATTRIBUTION_MIN_OVERLAP / 2]
+    if not scored:
+        return None
+    share, _, n = max(scored)
+    return -n, share
+
+
 def attribute_uncited(
-    text: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
+    text: str,
+    passages: Mapping[int, str],
+    tokenize: Callable[[str], list[str]],
+    question: str | None = None,
 ) -> tuple[str, list[dict[str, object]]]:
     """Cite the best-matching passage after each sentence the model left uncited (small models drop
     markers, above all in Chinese): the passage holding the largest share of the sentence's words,
-    when that share reaches ``ATTRIBUTION_MIN_OVERLAP``. Returns the text and what was added; a
-    sentence matching no passage well stays uncited (and IsSup calls it unsupported)."""
+    when that share reaches ``ATTRIBUTION_MIN_OVERLAP``; failing that, given the ``question``, the
+    passage holding the sentence's answer words (``_by_answer_words``: a paraphrase such as
+    "原生地在巴西" of "原生于巴西" shares few words with its passage but says back the question and adds
+    what the passage holds). Returns the text and what was added; a sentence matching no passage well
+    stays uncited (and IsSup calls it unsupported)."""
     sentences = answer_sentences(text)
     if not passages or all(s.citations for s in sentences):
         return text, []
@@ -117,6 +179,19 @@ def attribute_uncited(
             if share >= ATTRIBUTION_MIN_OVERLAP:
                 rewritten.append(f"{sentence.text} [{n}]")
                 added.append({"sentence": sentence.text[:120], "passage": n, "overlap": round(share, 2)})
+                continue
+            found = _by_answer_words(sentence.text, question, passages, tokenize) if question else None
+            if found:
+                n, share = found
+                rewritten.append(f"{sentence.text} [{n}]")
+                added.append(
+                    {
+                        "sentence": sentence.text[:120],
+                        "passage": n,
+                        "overlap": round(share, 2),
+                        "by": "answer words",
+                    }
+                )
                 continue
         rewritten.append(sentence.text)
     return (join_sentences(rewritten), added) if added else (text, [])
