@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, numbers_in, one_script
+from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, is_number, numbers_in, one_script
 from tools.knowledge_base.text_units import split_sentences
 
 _CITATION = CITATION_MARKER
@@ -105,41 +105,55 @@ def word_share(sentence: str, passage: str, tokenize: Callable[[str], list[str]]
 ATTRIBUTION_MIN_OVERLAP = 0.6
 
 
-def answer_words(sentence: str, question: str, tokenize: Callable[[str], list[str]]) -> set[str]:
-    """The units of ``sentence`` that do not restate ``question``: its Latin words the question lacks,
-    and of its Chinese what is left once every stretch of two or more characters the question also
-    holds is taken out, each piece on its own ("牛佬的职业是漫画家" against "牛佬的职业是什么" leaves
-    漫画家). A reader's sentence is mostly the question said back with the answer in it."""
+def _unshared_pieces(run: str, question: str) -> list[str]:
+    """What is left of a Chinese ``run`` once every stretch of two or more characters that ``question``
+    also holds is taken out, piece by piece."""
+    pieces, piece, i = [], "", 0
+    while i < len(run):
+        shared = next((k for k in range(len(run) - i, 1, -1) if run[i : i + k] in question), 0)
+        if shared:
+            pieces.append(piece)
+            piece, i = "", i + shared
+        else:
+            piece, i = piece + run[i], i + 1
+    return [p for p in [*pieces, piece] if p]
+
+
+def answer_words(sentence: str, question: str, tokenize: Callable[[str], list[str]]) -> list[str]:
+    """The words ``sentence`` adds to ``question``, numbers left out: its Latin words the question lacks,
+    and the Chinese words (two characters or more) of what is left of it once every stretch the
+    question also holds is taken out ("牛佬的职业是漫画家" against "牛佬的职业是什么" leaves 漫画家).
+    A reader's sentence is mostly the question said back with the answer in it."""
     sentence, question = one_script(_CITATION.sub("", sentence)), one_script(question)
-    units = set(tokenize(CJK_RUN.sub(" ", sentence))) - set(tokenize(CJK_RUN.sub(" ", question)))
+    asked = set(tokenize(CJK_RUN.sub(" ", question)))
+    words = [w for w in tokenize(CJK_RUN.sub(" ", sentence)) if w not in asked]
     for run in CJK_RUN.findall(sentence):
-        pieces, piece, i = [], "", 0
-        while i < len(run):
-            shared = next((k for k in range(len(run) - i, 1, -1) if run[i : i + k] in question), 0)
-            if shared:
-                pieces.append(piece)
-                piece, i = "", i + shared
-            else:
-                piece, i = piece + run[i], i + 1
-        pieces.append(piece)
-        for piece in filter(None, pieces):
-            units.update(piece[j : j + 2] for j in range(max(1, len(piece) - 1)))
-    return units
+        words += [w for piece in _unshared_pieces(run, question) for w in tokenize(piece) if len(w) > 1]
+    return [w for w in dict.fromkeys(words) if not is_number(w)]
+
+
+def _holds(passage: str, words: list[str], tokenize: Callable[[str], list[str]]) -> float:
+    """The share of ``words`` that ``passage`` holds: a Chinese word anywhere in its text (its own
+    segmentation may cut it otherwise), a Latin one among its words."""
+    text = one_script(passage)
+    latin = set(tokenize(CJK_RUN.sub(" ", text)))
+    return sum(1 for w in words if (w in text if CJK_RUN.match(w) else w in latin)) / len(words)
 
 
 def _by_answer_words(
     sentence: str, question: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
 ) -> tuple[int, float] | None:
     """(passage, share) for an uncited sentence whose answer words (``answer_words``) one passage holds:
-    at least ``ATTRIBUTION_MIN_OVERLAP`` of them, every number the question does not give, and enough of
-    the whole sentence to be about its subject (half that share). Ties go to the passage holding more of
-    the whole sentence, then to the first."""
+    at least ``ATTRIBUTION_MIN_OVERLAP`` of them, every number the question does not give, and half
+    that share of the whole sentence (so it is about the sentence's subject). A sentence adding no
+    word and no number has no answer words to find. Ties go to the passage holding more of the whole
+    sentence, then to the first."""
     wanted = answer_words(sentence, question, tokenize)
-    if not wanted:
-        return None
     numbers = numbers_in(sentence) - numbers_in(question)
+    if not wanted and not numbers:
+        return None
     scored = [
-        (len(wanted & _units(body, tokenize)) / len(wanted), word_share(sentence, body, tokenize), -n)
+        (_holds(body, wanted, tokenize) if wanted else 1.0, word_share(sentence, body, tokenize), -n)
         for n, body in passages.items()
         if numbers <= numbers_in(body)
     ]
