@@ -198,6 +198,8 @@ def test_an_uncited_sentence_cites_the_passage_holding_its_answer_words(
         # must not fire: a sentence that ends on a number is a sentence
         ("The striker scored 3. Then she left the club. [1]", ["The striker scored 3.", "Then she left the club. [1]"]),
         ("The tower has 12. [1]", ["The tower has 12. [1]"]),
+        # punctuation alone is no sentence: it ends the one before
+        ("馆长由教育部任命，… 任期四年。[1]", ["馆长由教育部任命，…", "任期四年。 [1]"]),
     ],
 )  # fmt: skip
 def test_a_list_number_belongs_to_the_item_after_it(text, sentences) -> None:

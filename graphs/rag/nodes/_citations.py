@@ -53,8 +53,9 @@ _LIST_NUMBER_END = re.compile(r"(?:^|[：:]\s*)\d{1,2}\.$")
 
 def answer_sentences(text: str) -> list[AnswerSentence]:
     """Split an answer into sentences; markers after a full stop ("... days. [1]") belong to the
-    sentence before them, even when the splitter put them at the start of the next one, and a list's
-    number ("2.", "优点包括：1.") belongs to the item after it."""
+    sentence before them, even when the splitter put them at the start of the next one, a list's
+    number ("2.", "优点包括：1.") belongs to the item after it, and punctuation alone ("…") to the
+    sentence before it."""
     sentences: list[AnswerSentence] = []
     carried = ""
     for raw in split_sentences(text):
@@ -68,6 +69,9 @@ def answer_sentences(text: str) -> list[AnswerSentence]:
         raw, carried = f"{carried} {raw}".strip(), ""
         if _LIST_NUMBER_END.search(raw) and not _CITATION.search(raw):
             carried = raw
+        elif raw and sentences and not any(c.isalnum() for c in _CITATION.sub("", raw)):
+            sentences[-1].text += raw  # "…" or "——" alone says nothing: it ends the sentence before
+            sentences[-1].citations = cited_numbers(sentences[-1].text)
         elif raw:
             sentences.append(AnswerSentence(text=raw, citations=cited_numbers(raw)))
     if carried:
