@@ -264,13 +264,6 @@ class GraphSettings(BaseModel):
         "or under 60% of its words) cites the one context passage that does instead: the small reader "
         "often cites the neighbouring passage, and the checks read only the cited ones",
     )
-    # Off until measured on fresh Chinese questions and RGB negatives (docs/benchmarks.md, session 30).
-    attribute_by_answer_words: bool = Field(
-        False,
-        description="a sentence the reader left uncited, and that shares under 60% of its words with every "
-        "passage, cites the passage holding what it adds to the question (its answer words), instead of "
-        "being judged unsupported for citing nothing",
-    )
     # On: on 74 held-out follow-ups written for other domains (bench.follow_up_rewrites) it acted on 2,
     # 2 won / 0 lost; on the follow-up benchmark's 8 Chinese pronoun conversations 6 -> 8 of 8 right
     # (docs/benchmarks.md, session 21). It runs only on follow-ups, after the rewrite, when it fails.

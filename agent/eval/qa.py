@@ -110,11 +110,6 @@ class QuestionResult(BaseModel):
         0,
         description="answer sentences whose citation was pointed at another passage (graph.repoint_citations)",
     )
-    citations_by_answer_words: int = Field(
-        0,
-        description="uncited answer sentences that were given the passage holding their answer words "
-        "(graph.attribute_by_answer_words)",
-    )
     llm_calls: int = 0
     total_ms: float = 0.0
     error: str | None = None
@@ -256,17 +251,6 @@ def citations_repointed(steps: Sequence[dict[str, Any]]) -> int:
     return sum(len((step.get("decision") or {}).get("citations_repointed") or []) for step in steps)
 
 
-def citations_by_answer_words(steps: Sequence[dict[str, Any]]) -> int:
-    """How many uncited sentences were given a passage by their answer words: a run where it is 0 is the
-    same run with ``graph.attribute_by_answer_words`` off."""
-    return sum(
-        1
-        for step in steps
-        for added in (step.get("decision") or {}).get("citations_attributed") or []
-        if added.get("by") == "answer words"
-    )
-
-
 def shown_sentences(answer: Any) -> list[dict[str, Any]]:
     """What the answer shows, sentence by sentence, with the documents each cites (for an evaluator)."""
     if answer.refused:
@@ -314,7 +298,6 @@ def score_answer(
         checks_fired=checks_fired(steps),
         not_found_masked=not_found_masked(steps),
         citations_repointed=citations_repointed(steps),
-        citations_by_answer_words=citations_by_answer_words(steps),
         llm_calls=answer.llm_calls,
         total_ms=answer.total_ms,
     )

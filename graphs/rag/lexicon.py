@@ -93,11 +93,6 @@ def numbers_in(text: str) -> set[str]:
     return found
 
 
-def is_number(word: str) -> bool:
-    """``word`` is a number and nothing else: digits, an English number word or a Chinese numeral."""
-    return bool(NUMBER.fullmatch(word) or _ZH_NUMERAL.fullmatch(word) or word.lower() in _SPELLED)
-
-
 # Words that put a year after them ("June 2015", "Spring 2019"); any other capitalised word before a
 # four-digit number makes it a label ("Suite 2001", "Flight 1549", "Windows 2000"), not a year.
 MONTHS_AND_SEASONS = frozenset({

@@ -6,7 +6,6 @@ import pytest
 
 from graphs.rag.nodes._citations import (
     answer_sentences,
-    answer_words,
     attribute_uncited,
     cited_numbers,
     join_sentences,
@@ -139,55 +138,6 @@ def test_repointing_is_on_by_default() -> None:
     assert load_settings().graph.repoint_citations is True
 
 
-# A ferry timetable, a crater lake, a bakery's founder, a river port (English and Chinese): a reader's
-# sentence says the question back with the answer in it, in words its passage does not share.
-FERRY = {1: "渡轮公司成立于1998年，总部设在宁波。", 2: "夏季班次每天早上6点从舟山出发，票价为45元。"}
-LAKE = {1: "该火山最近一次喷发是在1921年。", 2: "火山口湖呈椭圆形，湖水呈碧绿色。"}
-BAKERY = {1: "Its sourdough is baked every morning at four.",
-          2: "The Rye Corner bakery was opened in 2004 by Marta Lind, who had trained as a chemist."}  # fmt: skip
-PORT = {
-    1: "The river port handled 3.2 million tonnes of grain in 2019.",
-    2: "The port authority was founded in 1956.",
-}
-
-
-@pytest.mark.parametrize(
-    ("sentence", "question", "words"),
-    [
-        ("火山口湖的形状为椭圆。", "火山口湖是什么形状？", ["椭圆"]),
-        ("夏季的票价是45元。", "夏季的票价是多少？", []),  # a number is matched as a number
-        ("Before the bakery, its owner was a chemist.", "What did the bakery's owner do before?", ["chemist"]),
-        ("该火山最近一次喷发是在什么时候？", "该火山最近一次喷发是在什么时候？", []),  # the question said back
-    ],
-)  # fmt: skip
-def test_answer_words_are_what_a_sentence_adds_to_the_question(sentence, question, words) -> None:
-    assert answer_words(sentence, question, tokenize) == words
-
-
-@pytest.mark.parametrize(
-    ("sentence", "passages", "question", "cited"),
-    [
-        # fires: the passage holds what the sentence adds, in other words than the sentence's
-        ("火山口湖的形状为椭圆。", LAKE, "火山口湖是什么形状？", 2),
-        ("Its founder had been a chemist.", BAKERY, "What was the Rye Corner bakery's founder before?", 2),
-        ("夏季渡轮的票价为45元。", FERRY, "夏季渡轮票价多少？", 2),  # the number is what it adds
-        # must not fire: the added word is in no passage; the added number is in no passage; nothing
-        # but an empty phrase is added; no question given (the switch off)
-        ("火山口湖的形状为方形。", LAKE, "火山口湖是什么形状？", None),
-        ("The port moved 4.1 million tonnes of grain.", PORT, "How much grain did the river port handle?", None),
-        ("渡轮的情况如下。", FERRY, "渡轮的情况怎么样？", None),
-        ("火山口湖的形状为椭圆。", LAKE, None, None),
-    ],
-)  # fmt: skip
-def test_an_uncited_sentence_cites_the_passage_holding_its_answer_words(
-    sentence, passages, question, cited
-) -> None:
-    text, added = attribute_uncited(sentence, passages, tokenize, question)
-
-    assert text == (sentence if cited is None else f"{sentence} [{cited}]")
-    assert [a.get("by") for a in added] == ([] if cited is None else ["answer words"])
-
-
 @pytest.mark.parametrize(
     ("text", "sentences"),
     [
@@ -204,21 +154,3 @@ def test_an_uncited_sentence_cites_the_passage_holding_its_answer_words(
 )  # fmt: skip
 def test_a_list_number_belongs_to_the_item_after_it(text, sentences) -> None:
     assert [s.text for s in answer_sentences(text)] == sentences
-
-
-@pytest.mark.parametrize("switch", [True, False])
-def test_the_generator_cites_by_answer_words_only_when_switched_on(switch: bool) -> None:
-    from core.settings import load_settings
-    from graphs.rag.nodes.generate_answer import generate_answer
-    from graphs.rag.resources import Resources
-    from tests.graphs.helpers import ScriptedChatModel
-
-    llm = ScriptedChatModel(replies={"generate_answer": "火山口湖的形状为椭圆。"})
-    context = [{"n": n, "chunk_id": f"lake::{n}", "doc_id": "lake", "source": "lake.md", "title": "火山",
-                "page": None, "url": None, "origin": "kb", "text": text} for n, text in LAKE.items()]  # fmt: skip
-    state = {"standalone_question": "火山口湖是什么形状？", "language": "zh", "context": context}
-    resources = Resources(load_settings(graph={"attribute_by_answer_words": switch}), llm=llm)
-
-    update = generate_answer(state, {}, resources=resources)
-
-    assert update["answer_draft"].endswith("[2]") == switch

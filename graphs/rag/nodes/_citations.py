@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
-from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, is_number, numbers_in, one_script
+from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, numbers_in, one_script
 from tools.knowledge_base.text_units import split_sentences
 
 _CITATION = CITATION_MARKER
@@ -109,78 +109,13 @@ def word_share(sentence: str, passage: str, tokenize: Callable[[str], list[str]]
 ATTRIBUTION_MIN_OVERLAP = 0.6
 
 
-def _unshared_pieces(run: str, question: str) -> list[str]:
-    """What is left of a Chinese ``run`` once every stretch of two or more characters that ``question``
-    also holds is taken out, piece by piece."""
-    pieces, piece, i = [], "", 0
-    while i < len(run):
-        shared = next((k for k in range(len(run) - i, 1, -1) if run[i : i + k] in question), 0)
-        if shared:
-            pieces.append(piece)
-            piece, i = "", i + shared
-        else:
-            piece, i = piece + run[i], i + 1
-    return [p for p in [*pieces, piece] if p]
-
-
-def answer_words(sentence: str, question: str, tokenize: Callable[[str], list[str]]) -> list[str]:
-    """The words ``sentence`` adds to ``question``, numbers left out: its Latin words the question lacks,
-    and the Chinese words (two characters or more) of what is left of it once every stretch the
-    question also holds is taken out ("牛佬的职业是漫画家" against "牛佬的职业是什么" leaves 漫画家).
-    A reader's sentence is mostly the question said back with the answer in it."""
-    sentence, question = one_script(_CITATION.sub("", sentence)), one_script(question)
-    asked = set(tokenize(CJK_RUN.sub(" ", question)))
-    words = [w for w in tokenize(CJK_RUN.sub(" ", sentence)) if w not in asked]
-    for run in CJK_RUN.findall(sentence):
-        words += [w for piece in _unshared_pieces(run, question) for w in tokenize(piece) if len(w) > 1]
-    return [w for w in dict.fromkeys(words) if not is_number(w)]
-
-
-def _holds(passage: str, words: list[str], tokenize: Callable[[str], list[str]]) -> float:
-    """The share of ``words`` that ``passage`` holds: a Chinese word anywhere in its text (its own
-    segmentation may cut it otherwise), a Latin one among its words."""
-    text = one_script(passage)
-    latin = set(tokenize(CJK_RUN.sub(" ", text)))
-    return sum(1 for w in words if (w in text if CJK_RUN.match(w) else w in latin)) / len(words)
-
-
-def _by_answer_words(
-    sentence: str, question: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
-) -> tuple[int, float] | None:
-    """(passage, share) for an uncited sentence whose answer words (``answer_words``) one passage holds:
-    at least ``ATTRIBUTION_MIN_OVERLAP`` of them, every number the question does not give, and half
-    that share of the whole sentence (so it is about the sentence's subject). A sentence adding no
-    word and no number has no answer words to find. Ties go to the passage holding more of the whole
-    sentence, then to the first."""
-    wanted = answer_words(sentence, question, tokenize)
-    numbers = numbers_in(sentence) - numbers_in(question)
-    if not wanted and not numbers:
-        return None
-    scored = [
-        (_holds(body, wanted, tokenize) if wanted else 1.0, word_share(sentence, body, tokenize), -n)
-        for n, body in passages.items()
-        if numbers <= numbers_in(body)
-    ]
-    scored = [s for s in scored if s[0] >= ATTRIBUTION_MIN_OVERLAP and s[1] >= ATTRIBUTION_MIN_OVERLAP / 2]
-    if not scored:
-        return None
-    share, _, n = max(scored)
-    return -n, share
-
-
 def attribute_uncited(
-    text: str,
-    passages: Mapping[int, str],
-    tokenize: Callable[[str], list[str]],
-    question: str | None = None,
+    text: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
 ) -> tuple[str, list[dict[str, object]]]:
     """Cite the best-matching passage after each sentence the model left uncited (small models drop
     markers, above all in Chinese): the passage holding the largest share of the sentence's words,
-    when that share reaches ``ATTRIBUTION_MIN_OVERLAP``; failing that, given the ``question``, the
-    passage holding the sentence's answer words (``_by_answer_words``: a paraphrase such as
-    "原生地在巴西" of "原生于巴西" shares few words with its passage but says back the question and adds
-    what the passage holds). Returns the text and what was added; a sentence matching no passage well
-    stays uncited (and IsSup calls it unsupported)."""
+    when that share reaches ``ATTRIBUTION_MIN_OVERLAP``. Returns the text and what was added; a
+    sentence matching no passage well stays uncited (and IsSup calls it unsupported)."""
     sentences = answer_sentences(text)
     if not passages or all(s.citations for s in sentences):
         return text, []
@@ -197,19 +132,6 @@ def attribute_uncited(
             if share >= ATTRIBUTION_MIN_OVERLAP:
                 rewritten.append(f"{sentence.text} [{n}]")
                 added.append({"sentence": sentence.text[:120], "passage": n, "overlap": round(share, 2)})
-                continue
-            found = _by_answer_words(sentence.text, question, passages, tokenize) if question else None
-            if found:
-                n, share = found
-                rewritten.append(f"{sentence.text} [{n}]")
-                added.append(
-                    {
-                        "sentence": sentence.text[:120],
-                        "passage": n,
-                        "overlap": round(share, 2),
-                        "by": "answer words",
-                    }
-                )
                 continue
         rewritten.append(sentence.text)
     return (join_sentences(rewritten), added) if added else (text, [])

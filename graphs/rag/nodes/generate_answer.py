@@ -80,7 +80,6 @@ def draft_update(
     *,
     repoint: bool = False,
     match_script: bool = True,
-    by_answer_words: bool = False,
 ) -> dict[str, Any]:
     """The draft the checks read: citations normalised (and re-pointed with ``repoint``), and with
     ``match_script`` written in the user's Chinese script (the passages' too, as a rule)."""
@@ -90,8 +89,7 @@ def draft_update(
     texts = {p["n"]: p["text"] for p in context}
     refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
     draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
-    question = state.get("standalone_question") if by_answer_words else None
-    draft, attributed = attribute_uncited(draft, texts, tokenize, question)
+    draft, attributed = attribute_uncited(draft, texts, tokenize)
     draft, repointed = repoint_citations(draft, texts, tokenize) if repoint else (draft, [])
     sentences = answer_sentences(draft)
     decision = {
@@ -118,7 +116,6 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found},
         repoint=resources.options.graph.repoint_citations,
         match_script=match_script,
-        by_answer_words=resources.options.graph.attribute_by_answer_words,
     )
     update["strict_generation"] = False
     return update

@@ -26,7 +26,6 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
         {"retry": "support", "counter": counter, "bound": bound, **not_found},
         repoint=resources.options.graph.repoint_citations,
         match_script=match_script,
-        by_answer_words=resources.options.graph.attribute_by_answer_words,
     )
     update.update(support_retries=counter, strict_generation=True)
     return update
