@@ -148,9 +148,12 @@ def test_repointing_is_on_by_default() -> None:
         # must not fire: a sentence that ends on a number is a sentence
         ("The striker scored 3. Then she left the club. [1]", ["The striker scored 3.", "Then she left the club. [1]"]),
         ("The tower has 12. [1]", ["The tower has 12. [1]"]),
-        # punctuation alone is no sentence: it ends the one before
-        ("馆长由教育部任命，… 任期四年。[1]", ["馆长由教育部任命，…", "任期四年。 [1]"]),
     ],
 )  # fmt: skip
 def test_a_list_number_belongs_to_the_item_after_it(text, sentences) -> None:
     assert [s.text for s in answer_sentences(text)] == sentences
+
+
+def test_punctuation_alone_is_no_sentence_it_ends_the_one_before() -> None:
+    text = "馆长由教育部任命，… 任期四年。[1]"
+    assert [s.text for s in answer_sentences(text)] == ["馆长由教育部任命，…", "任期四年。 [1]"]

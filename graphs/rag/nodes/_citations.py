@@ -51,6 +51,12 @@ def normalise_citations(text: str, valid: Collection[int]) -> str:
 _LIST_NUMBER_END = re.compile(r"(?:^|[：:]\s*)\d{1,2}\.$")
 
 
+def _extend(sentence: AnswerSentence, tail: str) -> None:
+    """Append ``tail`` (markers or punctuation the splitter cut off) to ``sentence``."""
+    sentence.text += tail
+    sentence.citations = cited_numbers(sentence.text)
+
+
 def answer_sentences(text: str) -> list[AnswerSentence]:
     """Split an answer into sentences; markers after a full stop ("... days. [1]") belong to the
     sentence before them, even when the splitter put them at the start of the next one, a list's
@@ -62,16 +68,13 @@ def answer_sentences(text: str) -> list[AnswerSentence]:
         raw = raw.strip()
         leading = _LEADING_CITATIONS.match(raw)
         if leading and sentences:
-            previous = sentences[-1]
-            previous.text = f"{previous.text} {leading.group(1).strip()}"
-            previous.citations = cited_numbers(previous.text)
+            _extend(sentences[-1], f" {leading.group(1).strip()}")
             raw = raw[leading.end() :].strip()
         raw, carried = f"{carried} {raw}".strip(), ""
         if _LIST_NUMBER_END.search(raw) and not _CITATION.search(raw):
             carried = raw
         elif raw and sentences and not any(c.isalnum() for c in _CITATION.sub("", raw)):
-            sentences[-1].text += raw  # "…" or "——" alone says nothing: it ends the sentence before
-            sentences[-1].citations = cited_numbers(sentences[-1].text)
+            _extend(sentences[-1], raw)  # "…" or "——" alone says nothing: it ends the sentence before
         elif raw:
             sentences.append(AnswerSentence(text=raw, citations=cited_numbers(raw)))
     if carried:
