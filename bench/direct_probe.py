@@ -16,7 +16,14 @@ It reports, at the shipped threshold and on a grid, the share of each set that e
 of the probe score, and the probe's latency. Nothing is tuned here: the threshold is CRAG's
 (``bench/crag_thresholds.py`` calibrated it on SQuAD / CMRC).
 
+``--questions paraphrased`` swaps both sets for ``bench/data/direct_probe_paraphrased.jsonl``: document
+questions in a user's words rather than the documents' (short, personal, asked in the other language
+than the document), beside fresh non-document questions, each on a calibration or report split. Each
+row then also holds the router's verdict (only a 'direct' verdict is probed in the graph) and the best
+dense cosine among the probe's candidates (the multilingual embedder, read across languages).
+
     .venv/bin/python -m bench.direct_probe        # saves bench/results/direct_probe.json
+    .venv/bin/python -m bench.direct_probe --questions paraphrased --out direct_probe_paraphrased.json
 """
 
 from __future__ import annotations
@@ -55,6 +62,19 @@ def direct_questions() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def paraphrased_questions() -> list[dict[str, Any]]:
+    lines = (REPO / "bench" / "data" / "direct_probe_paraphrased.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def best_dense_cosine(question: str, resources: Resources) -> float:
+    """The best dense-leg score among the probe's candidates (0 when the dense leg found none)."""
+    groups = list(resources.options.default_groups)
+    candidates = resources.search([question], groups, resources.options.rerank_candidates)
+    dense = [leg.score for hit in candidates for name, leg in hit.legs.items() if name.startswith("dense")]
+    return round(max(dense, default=0.0), 4)
+
+
 def roc_auc(positives: list[float], negatives: list[float]) -> float:
     """P(a random positive scores above a random negative), ties counting half."""
     pairs = [(p > n) + 0.5 * (p == n) for p in positives for n in negatives]
@@ -70,27 +90,38 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--out", default="direct_probe.json")
+    parser.add_argument("--questions", choices=("benchmark", "paraphrased"), default="benchmark")
     args = parser.parse_args()
+    paraphrased = args.questions == "paraphrased"
+    questions = paraphrased_questions() if paraphrased else document_questions() + direct_questions()
 
     with tempfile.TemporaryDirectory(prefix="ragpilot-direct-probe-") as home:
         settings = load_settings(home=Path(home))
         report = ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
         resources = Resources(settings)
         rows: list[dict[str, Any]] = []
-        for item in document_questions() + direct_questions():
+        for item in questions:
             question = item["question"]
             started = time.perf_counter()
-            escalated, probe = probe_knowledge_base(question, {"configurable": {}}, resources)
-            rows.append(
-                {
-                    **item,
-                    "asks_a_question": is_a_question(question),
-                    "score": probe.get("best_score", 0.0),
-                    "best_passage": probe.get("best_passage", {}).get("title"),
-                    "escalates": escalated is not None,
-                    "ms": round((time.perf_counter() - started) * 1000, 1),
-                }
+            escalated, probe = probe_knowledge_base(
+                question, list(resources.options.default_groups), resources
             )
+            row = {
+                **item,
+                "asks_a_question": is_a_question(question),
+                "score": probe.get("best_score", 0.0),
+                "best_passage": probe.get("best_passage", {}).get("title"),
+                "escalates": escalated is not None,
+                "ms": round((time.perf_counter() - started) * 1000, 1),
+            }
+            if paraphrased:
+                verdict = resources.classifier.classify(question)
+                row.update(
+                    classifier_route=verdict.route,
+                    classifier_confidence=round(verdict.confidence, 4),
+                    dense_cosine=best_dense_cosine(question, resources),
+                )
+            rows.append(row)
         resources.close()
 
     upper = settings.graph.crag_upper

@@ -366,6 +366,12 @@ class GraphSettings(BaseModel):
     direct_min_confidence: float = Field(
         0.6, ge=0.0, le=1.0, description="a 'direct' route below this classifier confidence retrieves instead"
     )
+    direct_retrieves_first: bool = Field(
+        True,
+        description="a 'direct' question whose knowledge-base probe scores above crag_lower (but not above "
+        "crag_upper, which escalates it outright) retrieves first and is answered from the model's memory "
+        "only when the sources do not hold the answer",
+    )
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> GraphSettings:

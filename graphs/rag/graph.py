@@ -10,6 +10,8 @@ expand_context → refine_passages → check_answerable (do the passages state i
   → check_support (IsSup + IsUse)
   unsupported → regenerate_answer → check_support; not useful → usefulness_retry → retrieve
   → finalize_answer | refuse
+A question escalated from direct only because the documents might hold it gets one retrieval pass:
+  refuse | crag_retry | usefulness_retry → generate_direct
 Every conditional edge goes to stop_on_budget instead once the question's budget is spent
   → finalize_answer (the draft so far, flagged partial) | refuse
 """
@@ -94,7 +96,11 @@ def build_graph(
         builder.add_node(name, partial(node, resources=resources))
 
     def branch(source: str, edge: Any, destinations: list[str]) -> None:
-        """A conditional edge that also stops the turn once its budget is spent."""
+        """A conditional edge that also stops the turn once its budget is spent; where it may refuse or
+        retrieve again, a question escalated from 'direct' is answered from memory instead."""
+        if routing.NO_ANSWER_FROM_THIS_PASS & set(destinations):
+            edge = routing.direct_when_unanswered(edge)
+            destinations = [*destinations, "generate_direct"]
         builder.add_conditional_edges(source, routing.within_budget(edge), [*destinations, "stop_on_budget"])
 
     builder.add_edge(START, "start_turn")

@@ -149,6 +149,26 @@ def within_budget(edge: Callable[..., str]) -> Callable[..., str]:
     return guarded
 
 
+# Where a question escalated from 'direct' only because the documents might hold it leaves its one
+# retrieval pass without an answer: a refusal, or another pass (CRAG's retry, IsUse's re-retrieval).
+NO_ANSWER_FROM_THIS_PASS = frozenset({"refuse", "crag_retry", "usefulness_retry"})
+
+
+def direct_when_unanswered(edge: Callable[..., str]) -> Callable[..., str]:
+    """``edge``, except that a question escalated from 'direct' only because the documents might hold
+    it (``direct_fallback``) gets one retrieval pass: where that pass gives no answer, the model
+    answers from memory, as it would have without the documents, instead of searching again."""
+
+    def guarded(state: RagState, *args: Any, **kwargs: Any) -> str:
+        chosen = edge(state, *args, **kwargs)
+        if chosen in NO_ANSWER_FROM_THIS_PASS and state.get("direct_fallback"):
+            return "generate_direct"
+        return chosen
+
+    guarded.__name__ = getattr(edge, "__name__", None) or getattr(edge, "func", edge).__name__
+    return guarded
+
+
 def after_budget_stop(state: RagState) -> Literal["finalize_answer", "refuse"]:
     """The draft written so far is the best answer there is; without one the turn refuses."""
     has_draft = bool(state.get("answer_draft")) and not state.get("generator_refused")

@@ -129,6 +129,9 @@ class RagState(TypedDict, total=False):
     route: Annotated[Route | None, PerTurn(None)]
     route_confidence: Annotated[float | None, PerTurn(None)]
     route_reason: Annotated[str, PerTurn("")]
+    # a 'direct' question sent to retrieval because the documents might hold it: a refusal falls back
+    # to the direct answer (graph.direct_retrieves_first)
+    direct_fallback: Annotated[bool, PerTurn(False)]
 
     # Retrieval.
     query_transform: Annotated[str, PerTurn("none")]

@@ -126,6 +126,77 @@ def test_a_direct_verdict_retrieves_when_the_knowledge_base_answers_the_question
     assert state["citations"]
 
 
+def test_a_direct_verdict_the_documents_may_answer_retrieves_first(make_graph) -> None:
+    # A document question in the user's own words scores between CRAG's bars ("Who approves my
+    # holiday?" 0.47 over a staff handbook), as general knowledge does ("What is 15 times 4?" 0.28).
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": cite("Employees get 25 days of annual leave.", "25 days"),
+            "check_support": ALL_FULLY,
+            "generate_direct": "Most companies give 20 days.",
+        }
+    )
+    graph, settings = make_graph(
+        llm, classifier=FixedClassifier("direct", 0.99), reranker=ScriptedReranker(default=0.3)
+    )
+    state = run_turn(graph, "How much time off do I get?")
+    decision = step(state, "route_question")
+    assert settings.graph.crag_lower < 0.3 <= settings.graph.crag_upper
+    assert state["route"] == "single" and decision["direct_fallback"] is True
+    assert "crag_lower" in decision["escalated"]
+    assert "generate_direct" not in nodes_run(state)
+    assert state["answer"].startswith("Employees get 25 days") and state["citations"]
+
+
+def test_when_the_documents_do_not_hold_it_the_direct_answer_is_the_fallback(make_graph) -> None:
+    # One retrieval pass: no rewrite and second search for a question the model can answer itself.
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": "NOT_FOUND",
+            "generate_answer_strict": "NOT_FOUND",
+            "generate_direct": "15 times 4 is 60.",
+        }
+    )
+    graph, _ = make_graph(
+        llm, classifier=FixedClassifier("direct", 0.99), reranker=ScriptedReranker(default=0.3)
+    )
+    state = run_turn(graph, "What is 15 times 4?")
+    ran = nodes_run(state)
+    assert ran.count("retrieve") == 1 and "refuse" not in ran
+    assert ran[-2:] == ["generate_direct", "finalize_answer"]
+    assert state["answer"] == "15 times 4 is 60." and not state["refused"]
+    assert state["route"] == "direct" and state["citations"] == [] and state["support"] == []
+    assert step(state, "generate_direct")["fallback"].startswith("the documents do not hold the answer")
+
+
+def test_without_direct_retrieves_first_a_middling_probe_stays_direct(make_graph) -> None:
+    llm = ScriptedChatModel(replies={"generate_direct": "Most companies give 20 days."})
+    graph, _ = make_graph(
+        llm,
+        classifier=FixedClassifier("direct", 0.99),
+        reranker=ScriptedReranker(default=0.3),
+        graph={"direct_retrieves_first": False},
+    )
+    state = run_turn(graph, "How much time off do I get?")
+    assert state["route"] == "direct" and "retrieve" not in nodes_run(state)
+
+
+def test_a_question_escalated_for_other_reasons_is_refused_not_answered_from_memory(make_graph) -> None:
+    # Only a question sent to retrieval by a middling probe keeps the direct answer as its fallback.
+    llm = ScriptedChatModel(
+        replies={
+            "generate_answer": "NOT_FOUND",
+            "generate_answer_strict": "NOT_FOUND",
+            "rewrite_query": "annual leave days",
+        }
+    )
+    graph, _ = make_graph(
+        llm, classifier=FixedClassifier("direct", 0.4), reranker=ScriptedReranker(default=0.3)
+    )
+    state = run_turn(graph, "How many days of annual leave do employees get?")
+    assert state["refused"] and "generate_direct" not in nodes_run(state)
+
+
 def run_aurora_question(
     make_graph, first_step_claims_answer: bool, **graph_settings: bool
 ) -> tuple[dict, list]:

@@ -47,6 +47,7 @@ def finalize_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         return {
             "answer": draft,
             "citations": [],
+            "support": [],  # a retrieval tried first (direct_fallback) judged another draft
             "messages": [AIMessage(draft)],
             "route_request": None,
             "decision": {"sentences_removed": 0, "citations": 0},

@@ -17,9 +17,14 @@ from prompts import load_prompt
 
 @records_step
 def generate_direct(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
-    """Answer without retrieval (greetings, arithmetic, general knowledge not asked to be sourced)."""
+    """Answer without retrieval (greetings, arithmetic, general knowledge not asked to be sourced); also
+    the fallback of a 'direct' question that retrieved first and found its sources do not hold it."""
     match_script = resources.options.graph.answer_in_users_script
     user = f"Message: {state['standalone_question']}\nAnswer language: {answer_language(state, match_script)}"
     reply = ask_text(resources.llm, load_prompt("generate_direct"), user, config)
     reply = in_users_script(reply, state, match_script)
-    return {"answer_draft": reply, "decision": {"chars": len(reply)}}
+    decision: dict[str, Any] = {"chars": len(reply)}
+    if state.get("direct_fallback"):
+        decision["fallback"] = "the documents do not hold the answer: answered from the model's memory"
+    # The answer is the direct route's: no citations, none of the retrieval's checks apply to it.
+    return {"answer_draft": reply, "route": "direct", "decision": decision}

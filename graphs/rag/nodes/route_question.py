@@ -21,7 +21,7 @@ def probe_knowledge_base(
 ) -> tuple[str | None, dict[str, Any]]:
     """One search and rerank, no LLM call: does a passage the caller may read answer ``question`` well
     enough that CRAG would grade it 'correct'? Returns the reason to escalate (None: stay direct) and the
-    probe's facts for the trace."""
+    probe's facts for the trace; ``best_score`` is what a caller reads to retrieve first anyway."""
     reranker = resources.reranker
     if not reranker.calibrated:
         return None, {"skipped": f"reranker '{reranker.name}' has no calibrated scores"}
@@ -42,6 +42,21 @@ def probe_knowledge_base(
     )
 
 
+def retrieve_first(probe: dict[str, Any], resources: Resources) -> str | None:
+    """A probe between CRAG's two bars cannot tell a document question in the user's own words
+    ("Who approves my holiday?", 0.47) from general knowledge ("What is 15 times 4?", 0.28): with
+    ``graph.direct_retrieves_first`` such a question gets one retrieval pass and keeps the direct
+    answer as its fallback (bench.direct_probe --questions paraphrased, bench.direct_fallback)."""
+    graph = resources.options.graph
+    best = probe.get("best_score")
+    if not graph.direct_retrieves_first or best is None or best <= graph.crag_lower:
+        return None
+    return (
+        f"a passage scores {best:.2f} (above graph.crag_lower {graph.crag_lower:.2f}): the documents may "
+        "hold it, so retrieve first and answer from memory only if they do not"
+    )
+
+
 @records_step
 def route_question(
     state: RagState, config: RunnableConfig, *, resources: Resources, runtime: Runtime[RunContext]
@@ -51,7 +66,8 @@ def route_question(
     year or the latest facts (the model's memory is no source for those), or it is a follow-up question
     in a conversation whose answers came from the documents ("At what temperature?"), or the knowledge
     base holds a passage that answers it (a cookbook's "How long does the apple cake bake?" was answered
-    from memory); a forced route is kept."""
+    from memory), or one that may (then the direct answer is the fallback of a refusal); a forced route
+    is kept."""
     question = state["standalone_question"]
     forced = state.get("route_request") or "auto"
     if forced != "auto":
@@ -65,6 +81,7 @@ def route_question(
     verdict = classifier.classify(question)
     route, reason = verdict.route, verdict.reason
     escalated = None
+    fallback = False
     probe: dict[str, Any] | None = None
     if route == "direct":
         bound = resources.options.graph.direct_min_confidence
@@ -81,6 +98,8 @@ def route_question(
             escalated, probe = probe_knowledge_base(
                 question, run_context(runtime, config).groups(resources.options), resources
             )
+            if escalated is None and (escalated := retrieve_first(probe, resources)):
+                fallback = True
         if escalated:
             route, reason = "single", f"{reason}; escalated from direct: {escalated}"
     decision: dict[str, Any] = {
@@ -92,11 +111,14 @@ def route_question(
     }
     if escalated:
         decision["escalated"] = escalated
+    if fallback:
+        decision["direct_fallback"] = True
     if probe is not None:
         decision["knowledge_base_probe"] = probe
     return {
         "route": route,
         "route_confidence": verdict.confidence,
         "route_reason": reason,
+        "direct_fallback": fallback,
         "decision": decision,
     }
