@@ -148,15 +148,16 @@ def test_a_direct_verdict_the_documents_may_answer_retrieves_first(make_graph) -
     assert state["answer"].startswith("Employees get 25 days") and state["citations"]
 
 
+def reader_finds_nothing(**replies: str) -> ScriptedChatModel:
+    """The reader says NOT_FOUND on every pass; ``replies`` script the other prompts."""
+    return ScriptedChatModel(
+        replies={"generate_answer": "NOT_FOUND", "generate_answer_strict": "NOT_FOUND", **replies}
+    )
+
+
 def test_when_the_documents_do_not_hold_it_the_direct_answer_is_the_fallback(make_graph) -> None:
     # One retrieval pass: no rewrite and second search for a question the model can answer itself.
-    llm = ScriptedChatModel(
-        replies={
-            "generate_answer": "NOT_FOUND",
-            "generate_answer_strict": "NOT_FOUND",
-            "generate_direct": "15 times 4 is 60.",
-        }
-    )
+    llm = reader_finds_nothing(generate_direct="15 times 4 is 60.")
     graph, _ = make_graph(
         llm, classifier=FixedClassifier("direct", 0.99), reranker=ScriptedReranker(default=0.3)
     )
@@ -183,13 +184,7 @@ def test_without_direct_retrieves_first_a_middling_probe_stays_direct(make_graph
 
 def test_a_question_escalated_for_other_reasons_is_refused_not_answered_from_memory(make_graph) -> None:
     # Only a question sent to retrieval by a middling probe keeps the direct answer as its fallback.
-    llm = ScriptedChatModel(
-        replies={
-            "generate_answer": "NOT_FOUND",
-            "generate_answer_strict": "NOT_FOUND",
-            "rewrite_query": "annual leave days",
-        }
-    )
+    llm = reader_finds_nothing(rewrite_query="annual leave days")
     graph, _ = make_graph(
         llm, classifier=FixedClassifier("direct", 0.4), reranker=ScriptedReranker(default=0.3)
     )
