@@ -168,6 +168,8 @@ def test_when_the_documents_do_not_hold_it_the_direct_answer_is_the_fallback(mak
     assert state["answer"] == "15 times 4 is 60." and not state["refused"]
     assert state["route"] == "direct" and state["citations"] == [] and state["support"] == []
     assert step(state, "generate_direct")["fallback"].startswith("the documents do not hold the answer")
+    # The next turn does not take the unused passages for the documents this answer came from.
+    assert state["context"] == []
 
 
 def test_without_direct_retrieves_first_a_middling_probe_stays_direct(make_graph) -> None:

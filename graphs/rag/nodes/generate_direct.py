@@ -23,8 +23,12 @@ def generate_direct(state: RagState, config: RunnableConfig, *, resources: Resou
     user = f"Message: {state['standalone_question']}\nAnswer language: {answer_language(state, match_script)}"
     reply = ask_text(resources.llm, load_prompt("generate_direct"), user, config)
     reply = in_users_script(reply, state, match_script)
-    decision: dict[str, Any] = {"chars": len(reply)}
+    update: dict[str, Any] = {"answer_draft": reply, "decision": {"chars": len(reply)}}
     if state.get("direct_fallback"):
-        decision["fallback"] = "the documents do not hold the answer: answered from the model's memory"
-    # The answer is the direct route's: no citations, none of the retrieval's checks apply to it.
-    return {"answer_draft": reply, "route": "direct", "decision": decision}
+        # The answer is the direct route's: no citations, and the passages the pass found are not what
+        # the conversation was answered from (a follow-up is not sent to them).
+        update.update(route="direct", context=[])
+        update["decision"]["fallback"] = (
+            "the documents do not hold the answer: answered from the model's memory"
+        )
+    return update
