@@ -143,8 +143,12 @@ def within_budget(edge: Callable[..., str]) -> Callable[..., str]:
             return chosen
         return "stop_on_budget"
 
-    # Named after the edge (graph drawings and traces), without its annotations: LangGraph would read
-    # them as this function's and fail to resolve a partial's.
+    return named_after(edge, guarded)
+
+
+def named_after(edge: Callable[..., str], guarded: Callable[..., str]) -> Callable[..., str]:
+    """``guarded`` named after the edge it wraps (graph drawings and traces), without its annotations:
+    LangGraph would read them as the wrapper's and fail to resolve a partial's."""
     guarded.__name__ = getattr(edge, "__name__", None) or getattr(edge, "func", edge).__name__
     return guarded
 
@@ -165,8 +169,7 @@ def direct_when_unanswered(edge: Callable[..., str]) -> Callable[..., str]:
             return "generate_direct"
         return chosen
 
-    guarded.__name__ = getattr(edge, "__name__", None) or getattr(edge, "func", edge).__name__
-    return guarded
+    return named_after(edge, guarded)
 
 
 def after_budget_stop(state: RagState) -> Literal["finalize_answer", "refuse"]:
