@@ -47,11 +47,14 @@ def right(item: dict[str, Any], answer: dict[str, Any]) -> bool:
     in "15 minutes", "7" not in "7.5 kg")."""
     if answer["refused"]:
         return False
-    if item["kind"] != "document":
-        return True
+    return item["kind"] != "document" or holds_gold(answer["answer"], item["gold"])
+
+
+def holds_gold(answer: str, golds: list[str]) -> bool:
+    """One gold string in ``answer`` as a whole token ("5 minutes" is not in "15 minutes")."""
     return any(
-        re.search(rf"(?<![0-9A-Za-z]){re.escape(gold)}(?![0-9]|\.[0-9])", answer["answer"], re.IGNORECASE)
-        for gold in item["gold"]
+        re.search(rf"(?<![0-9A-Za-z]){re.escape(gold)}(?![0-9]|\.[0-9])", answer, re.IGNORECASE)
+        for gold in golds
     )
 
 

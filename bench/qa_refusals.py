@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             if example.qid not in refused:
                 continue
             hits, _ = search_and_rerank(
-                resources, [example.question], example.question, list(settings.user_groups), settings.search.top_k
+                resources, [example.question], [example.question], list(settings.user_groups), settings.search.top_k
             )  # fmt: skip
             golds = [g.lower() for group in example.answers for g in group]
             ranks = [i for i, h in enumerate(hits) if any(g in h.text.lower() for g in golds)]

@@ -372,6 +372,11 @@ class GraphSettings(BaseModel):
         "crag_upper, which escalates it outright) retrieves first and is answered from the model's memory "
         "only when the sources do not hold the answer",
     )
+    retry_across_languages: bool = Field(
+        True,
+        description="a re-retrieval (CRAG's knowledge-base retry, IsUse's) also searches with the question "
+        "translated into another language its search found documents in (one more LLM call)",
+    )
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> GraphSettings:

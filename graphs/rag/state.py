@@ -137,6 +137,8 @@ class RagState(TypedDict, total=False):
     query_transform: Annotated[str, PerTurn("none")]
     queries: Annotated[list[str], PerTurn([])]  # the queries of the latest retrieval
     queries_issued: Annotated[list[str], PerTurn([]), operator.add]  # every query this turn
+    # the languages the latest search's candidates are written in: a retry also searches in the others
+    passage_languages: Annotated[list[str], PerTurn([])]
     hits: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True), merge_hits]  # Hit dicts
     crag_grade: Annotated[CragGrade | None, PerTurn(None)]
     crag_action: Annotated[CragAction | None, PerTurn(None)]

@@ -51,7 +51,10 @@ def make_graph(knowledge_base: KnowledgeBase, embedder: Embedder, tmp_path: Path
         graph: dict[str, Any] | None = None,
         **settings_overrides: Any,
     ) -> tuple[Any, Settings]:
-        settings = load_settings(home=tmp_path / "home", graph=graph or {}, **settings_overrides)
+        # The corpus mixes English and Chinese, so every retry would also translate: only the tests of
+        # that (test_retry_across_languages, test_crag) script the translation.
+        graph = {"retry_across_languages": False, **(graph or {})}
+        settings = load_settings(home=tmp_path / "home", graph=graph, **settings_overrides)
         if checkpointer == "settings":  # the one the settings name (SQLite at settings.threads_db)
             checkpointer = open_checkpointer(settings)
         resources = Resources(

@@ -50,9 +50,9 @@ def prompt_of(messages: Sequence[BaseMessage]) -> str:
     if load_prompt("generate_answer_strict") in system:
         return "generate_answer_strict"
     for name in prompt_names():
-        if system.strip() == load_prompt(name).strip() or (
-            name.startswith("multi_query") and system.startswith(load_prompt(name).split("{")[0])
-        ):
+        text = load_prompt(name)
+        # a prompt with placeholders is known by its text up to the first one
+        if system.strip() == text.strip() or ("{" in text and system.startswith(text.split("{")[0])):
             return name
     raise AssertionError(f"unrecognised system prompt: {system[:120]!r}")
 

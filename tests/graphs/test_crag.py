@@ -38,6 +38,7 @@ def answering_llm() -> ScriptedChatModel:
             "check_support": ALL_FULLY,
             "rewrite_for_web": "Northwind annual leave days",
             "rewrite_query": "paid vacation days per year",
+            "translate_query": "Northwind 员工有多少天年假？",
         }
     )
 
@@ -102,7 +103,10 @@ def test_incorrect_retrieval_is_replaced_by_web_results(make_graph, tavily) -> N
 def test_incorrect_retrieval_without_web_retries_the_knowledge_base_then_refuses(make_graph) -> None:
     llm = answering_llm()
     graph, _ = make_graph(
-        llm, reranker=ScriptedReranker(default=0.05), web=None, graph={"max_crag_retries": 1}
+        llm,
+        reranker=ScriptedReranker(default=0.05),
+        web=None,
+        graph={"max_crag_retries": 1, "retry_across_languages": True},
     )
     state = run_turn(graph, QUESTION, route="single")
     assert nodes_run(state) == [
@@ -116,11 +120,15 @@ def test_incorrect_retrieval_without_web_retries_the_knowledge_base_then_refuses
         "grade_retrieval",
         "refuse",
     ]
-    assert step(state, "retrieve")["queries"] == ["paid vacation days per year"]
+    # the knowledge base also holds Chinese: the retry searches with the question in Chinese too
+    assert step(state, "retrieve")["queries"] == [
+        "paid vacation days per year",
+        "Northwind 员工有多少天年假？",
+    ]
     assert state["refused"] and state["crag_retries"] == 1
     assert state["answer"] == "I could not find the answer to this in the available sources."
     assert "retrieval graded incorrect" in state["refusal_reason"]
-    assert llm.prompts_called() == ["rewrite_query"]
+    assert llm.prompts_called() == ["rewrite_query", "translate_query"]
 
 
 def test_chinese_refusal_is_in_chinese(make_graph) -> None:

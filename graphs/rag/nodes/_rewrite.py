@@ -1,4 +1,4 @@
-"""The rewritten query of the re-retrieval loops (``crag_retry``, ``usefulness_retry``).
+"""The queries of the re-retrieval loops (``crag_retry``, ``usefulness_retry``).
 
 Each of those nodes increments its own counter; the routing functions compare it with its bound.
 """
@@ -8,11 +8,27 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._llm import ask_text, one_line
-from graphs.rag.nodes._passages import answer_language
-from graphs.rag.nodes._question_facts import in_users_script
+from graphs.rag.nodes._passages import answer_language, language_name
+from graphs.rag.nodes._question_facts import in_users_script, question_language
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
+
+
+def retry_queries(state: RagState, config: RunnableConfig, resources: Resources, why: str) -> list[str]:
+    """The rewritten query, and (``graph.retry_across_languages``) the question translated into each
+    other language the last search found documents in: a multilingual embedder ranks passages in the
+    question's language first, and BM25 shares no words across languages."""
+    queries = [rewritten_query(state, config, resources, why)]
+    if not resources.options.graph.retry_across_languages:
+        return queries
+    language = state.get("language", "en")
+    for other in state.get("passage_languages") or []:
+        if other != language:
+            translation = translated_question(state, config, resources, other)
+            if translation and translation not in queries:
+                queries.append(translation)
+    return queries
 
 
 def rewritten_query(state: RagState, config: RunnableConfig, resources: Resources, why: str) -> str:
@@ -26,3 +42,12 @@ def rewritten_query(state: RagState, config: RunnableConfig, resources: Resource
     )
     query = one_line(ask_text(resources.llm, load_prompt("rewrite_query"), user, config)) or question
     return in_users_script(query, state, match_script)
+
+
+def translated_question(
+    state: RagState, config: RunnableConfig, resources: Resources, language: str
+) -> str | None:
+    """One LLM call: the question in ``language`` ('en' / 'zh'); None when the reply is not in it."""
+    system = load_prompt("translate_query").format(language=language_name(language))
+    translation = one_line(ask_text(resources.llm, system, state["standalone_question"], config))
+    return translation if translation and question_language(translation) == language else None

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Overwrite
 
-from graphs.rag.nodes._rewrite import rewritten_query
+from graphs.rag.nodes._rewrite import retry_queries
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -17,15 +17,15 @@ from graphs.rag.state import RagState
 def crag_retry(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     """Retrieval was graded incorrect and there is no web search: try the knowledge base once more."""
     counter = state.get("crag_retries", 0) + 1
-    query = rewritten_query(state, config, resources, "the search found no relevant passage")
+    queries = retry_queries(state, config, resources, "the search found no relevant passage")
     return {
         "crag_retries": counter,
-        "queries": [query],
+        "queries": queries,
         "hits": Overwrite([]),
         "decision": {
             "retry": "crag",
             "counter": counter,
             "bound": resources.options.graph.max_crag_retries,
-            "query": query,
+            "queries": queries,
         },
     }

@@ -9,11 +9,14 @@ from langgraph.runtime import Runtime
 
 from core.errors import ProviderUnavailable
 from graphs.rag.nodes._passages import hits_to_state
+from graphs.rag.nodes._question_facts import question_language
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState
 from tools.knowledge_base.records import Hit
+from tools.knowledge_base.text_units import detect_language
+from tools.rerank.base import rerank_for_queries
 from tools.search import require_groups
 
 
@@ -30,21 +33,28 @@ def describe_hit(hit: Hit) -> dict[str, Any]:
 
 
 def search_and_rerank(
-    resources: Resources, queries: list[str], rerank_query: str, groups: list[str], top_n: int
+    resources: Resources, queries: list[str], rerank_queries: list[str], groups: list[str], top_n: int
 ) -> tuple[list[Hit], dict[str, Any]]:
-    """Search ``queries`` (fused), rerank the candidates against ``rerank_query``, keep ``top_n``.
+    """Search ``queries`` (fused), rerank the candidates against ``rerank_queries`` (each passage keeps
+    its best score), keep ``top_n``. The facts name the languages the candidates are written in.
 
     A hosted reranker that fails degrades to the fusion order instead of failing the run."""
     candidates = resources.search(queries, groups, max(resources.options.rerank_candidates, top_n))
-    facts: dict[str, Any] = {"candidates": len(candidates)}
+    facts: dict[str, Any] = {"candidates": len(candidates), "languages": written_in(candidates)}
     try:
         reranker = resources.reranker
-        hits = reranker.rerank(rerank_query, candidates, top_n)
+        hits = rerank_for_queries(reranker, rerank_queries, candidates, top_n)
         facts["reranker"] = reranker.name
     except ProviderUnavailable as exc:
         hits = candidates[:top_n]
         facts["reranker"] = f"unavailable ({exc}); fusion order kept"
     return hits, facts
+
+
+def written_in(hits: list[Hit]) -> list[str]:
+    """The languages ('en', 'zh') the knowledge-base hits are written in, sorted."""
+    found = {detect_language(hit.text) for hit in hits if hit.origin == "kb"}
+    return sorted(found & {"en", "zh"})
 
 
 @records_step
@@ -59,11 +69,16 @@ def retrieve(
     iterative = state.get("route") == "iterative"
     top_n = max(2, top_k // 2) if iterative else top_k
     # IRCoT's step queries are reasoning sentences: rerank against them, they say what is missing.
-    rerank_query = queries[0] if iterative else question
-    hits, facts = search_and_rerank(resources, queries, rerank_query, groups, top_n)
+    # A query in another language than the question is its translation (a retry's): passages in that
+    # language are judged against it.
+    language = state.get("language", "en")
+    translations = [q for q in queries if question_language(q) != language]
+    rerank_queries = [queries[0]] if iterative else [question, *translations]
+    hits, facts = search_and_rerank(resources, queries, rerank_queries, groups, top_n)
     return {
         "hits": hits_to_state(hits),
         "queries_issued": queries,
+        "passage_languages": facts["languages"],
         "decision": {
             "queries": queries,
             "groups": require_groups(groups),  # whose documents were searched (the caller's + public)

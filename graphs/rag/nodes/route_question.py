@@ -26,7 +26,7 @@ def probe_knowledge_base(
     if not reranker.calibrated:
         return None, {"skipped": f"reranker '{reranker.name}' has no calibrated scores"}
     try:
-        hits, facts = search_and_rerank(resources, [question], question, groups, 1)
+        hits, facts = search_and_rerank(resources, [question], [question], groups, 1)
     except ProviderUnavailable as exc:
         return None, {"skipped": f"knowledge base unavailable: {exc}"}
     upper = resources.options.graph.crag_upper

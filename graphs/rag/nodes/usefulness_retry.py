@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.rag.nodes._rewrite import rewritten_query
+from graphs.rag.nodes._rewrite import retry_queries
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState, turn_defaults
@@ -21,7 +21,7 @@ def usefulness_retry(state: RagState, config: RunnableConfig, *, resources: Reso
         if state.get("generator_refused")
         else "the answer written from the passages found did not address the question"
     )
-    query = rewritten_query(state, config, resources, why)
+    queries = retry_queries(state, config, resources, why)
     narrow = (
         bool(state.get("generator_refused")) and resources.options.graph.narrow_after_not_found is not None
     )
@@ -29,13 +29,13 @@ def usefulness_retry(state: RagState, config: RunnableConfig, *, resources: Reso
         **turn_defaults(retrieval_only=True),
         "narrow_context": narrow,
         "usefulness_retries": counter,
-        "queries": [query],
+        "queries": queries,
         "decision": {
             "retry": "usefulness",
             "reason": why,
             "counter": counter,
             "bound": resources.options.graph.max_usefulness_retries,
-            "query": query,
+            "queries": queries,
             "narrow_context": narrow,
         },
     }

@@ -1,0 +1,84 @@
+"""A re-retrieval also searches in the other language the knowledge base holds (graph.retry_across_languages).
+
+A question asked in Chinese about a fact that only the English handbook states ("远程办公每周几天？") is
+ranked below every Chinese passage by a multilingual embedder, and BM25 shares no words with it: the
+retry translates the question and reranks each passage against the wording in its own language."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphs.rag.nodes._rewrite import retry_queries
+from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
+from tests.graphs.scripts import ALL_FULLY, cite, nodes_run, run_turn, step
+from tools.knowledge_base.records import Hit
+
+QUESTION = "远程办公每周可以几天？"  # only the English handbook answers it
+TRANSLATION = "How many days per week can employees work from home?"
+ACROSS = {"retry_across_languages": True}  # the default; the graph tests' fixture turns it off
+
+
+def english_reader(query: str, hit: Hit) -> float:
+    """A reranker that, like the offline one, scores a passage high only against a query in its language."""
+    return 0.9 if query.isascii() and "Remote work" in hit.text else 0.05
+
+
+def chat(**replies: Any) -> ScriptedChatModel:
+    return ScriptedChatModel(
+        replies={
+            "rewrite_query": "远程办公 天数",
+            "translate_query": TRANSLATION,
+            "generate_answer": cite("员工每周最多可以在家办公三天。", "Remote work"),
+            "check_support": ALL_FULLY,
+            **replies,
+        }
+    )
+
+
+def test_a_question_about_a_document_in_the_other_language_is_answered_after_a_translated_retry(
+    make_graph,
+) -> None:
+    llm = chat()
+    graph, _ = make_graph(llm, reranker=ScriptedReranker(english_reader), web=None, graph=ACROSS)
+    state = run_turn(graph, QUESTION, route="single")
+    assert nodes_run(state)[:6] == [
+        "start_turn", "route_question", "transform_query", "retrieve", "grade_retrieval", "crag_retry",
+    ]  # fmt: skip
+    assert step(state, "crag_retry")["queries"] == ["远程办公 天数", TRANSLATION]
+    assert step(state, "grade_retrieval")["grade"] == "correct"
+    assert not state["refused"] and "三天" in state["answer"]
+    assert state["citations"][0]["chunk_id"] == "handbook::c2"  # the remote-work passage
+
+
+def test_with_the_switch_off_the_same_question_is_refused(make_graph) -> None:
+    llm = chat()
+    graph, _ = make_graph(
+        llm, reranker=ScriptedReranker(english_reader), web=None, graph={"retry_across_languages": False}
+    )
+    state = run_turn(graph, QUESTION, route="single")
+    assert step(state, "crag_retry")["queries"] == ["远程办公 天数"]
+    assert state["refused"] and "translate_query" not in llm.prompts_called()
+
+
+def test_a_translation_that_stays_in_the_question_language_is_not_searched(make_graph) -> None:
+    # the model answered in Chinese instead of translating: searching it again would add nothing
+    llm = chat(translate_query="员工每周可以远程办公三天。")
+    graph, _ = make_graph(llm, reranker=ScriptedReranker(english_reader), web=None, graph=ACROSS)
+    state = run_turn(graph, QUESTION, route="single")
+    assert step(state, "crag_retry")["queries"] == ["远程办公 天数"]
+    assert state["refused"]
+
+
+def one_language_state(language: str, found_in: list[str]) -> dict[str, Any]:
+    return {"standalone_question": QUESTION, "language": language, "passage_languages": found_in}
+
+
+def test_a_search_that_found_only_the_question_language_is_retried_without_translation(make_graph) -> None:
+    llm = chat()
+    graph, settings = make_graph(llm, web=None, graph=ACROSS)
+    from graphs.rag.resources import Resources
+
+    resources = Resources(settings, llm=llm)
+    for found_in in (["zh"], []):
+        assert retry_queries(one_language_state("zh", found_in), {}, resources, "why") == ["远程办公 天数"]
+    assert llm.prompts_called() == ["rewrite_query", "rewrite_query"]
