@@ -1,22 +1,27 @@
-"""What ``graph.retry_across_languages`` does end to end, on questions asked in the other language than
-the document that answers them.
+"""What the cross-language switches do end to end, on questions asked in the other language than the
+document that answers them.
 
 The multilingual embedder ranks passages in the question's language first and BM25 shares no words
 across languages, so "年假有多少天？" over an English handbook and a Chinese manual retrieves the manual.
-With the switch, a re-retrieval (CRAG's knowledge-base retry, IsUse's) also searches with the question
-translated into the other language the first search found documents in, and reranks each passage
-against the wording in its own language.
+``graph.retry_across_languages``: a re-retrieval (CRAG's knowledge-base retry, IsUse's) also searches
+with the question translated into the other language the first search found documents in, and the
+passages and their strips are judged against the wording in their own language.
+``graph.share_across_languages``: the fitted draft verifier compares a sentence written in the other
+language than its passage by the names and numbers both write alike.
 
-Both settings answer, in one sitting, the 40 questions of ``bench/data/cross_lingual_questions.jsonl``
-(written before the switch was run on them) over one knowledge base holding the follow-up benchmark's
-documents and the bundled samples (English and Chinese): 15 English questions about Chinese
-documents, 15 Chinese questions about English ones, and 10 same-language questions, where the switch
-must cost nothing. A question whose run with the switch translated nothing took the same path as
-without it (the same prompts, greedy decoding), so that run is not repeated. An answer is right when it is not a refusal and holds one gold string as a whole
-token. Results go to ``bench/results/<out>``; finished questions are kept in a partial file, so an
-interrupted run resumes.
+Three settings answer, in one sitting, the questions of ``bench/data/cross_lingual_questions.jsonl``
+(written before either switch was run on them) over one knowledge base holding the follow-up
+benchmark's documents and the bundled samples (English and Chinese): 15 English questions about
+Chinese documents, 15 Chinese questions about English ones, and 10 same-language questions, where the
+switches must cost nothing. ``on``: both switches; ``no_share``: the retry alone; ``off``: neither.
+A same-language question whose run with both switches translated nothing and cited only passages in
+its own language took the same path as without them (the same prompts, greedy decoding), so it is not
+run again. ``--reuse-off FILE`` takes the ``off`` answers from an earlier result of this script (the
+code path with both switches off is unchanged by them). An answer is right when it is not a refusal
+and holds one gold string as a whole token. Results go to ``bench/results/<out>``; finished questions
+are kept in a partial file, so an interrupted run resumes.
 
-    .venv/bin/python -m bench.cross_lingual [--out cross_lingual.json] [--only 'q1|q2']
+    .venv/bin/python -m bench.cross_lingual [--out cross_lingual.json] [--only 'q1|q2'] [--reuse-off FILE]
 """
 
 from __future__ import annotations
@@ -38,14 +43,24 @@ from bench.direct_fallback import holds_gold  # noqa: E402
 from bench.partials import partial_path  # noqa: E402
 from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
+from tools.knowledge_base.text_units import detect_language  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
-SETTINGS = {"on": True, "off": False}
+SETTINGS = {
+    "on": {"retry_across_languages": True, "share_across_languages": True},
+    "no_share": {"retry_across_languages": True, "share_across_languages": False},
+    "off": {"retry_across_languages": False, "share_across_languages": False},
+}
 
 
 def questions() -> list[dict[str, Any]]:
     lines = (REPO / "bench" / "data" / "cross_lingual_questions.jsonl").read_text("utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
+
+
+def translated(question: str, queries: list[str]) -> bool:
+    """Some query is written in the other script than the question (a retry's translation)."""
+    return any(q.isascii() != question.isascii() for q in queries)
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -57,14 +72,33 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out[name] = {
             "right": sum(r[name]["right"] for r in rows),
             "refused": sum(r[name]["refused"] for r in rows),
-            "translated": sum(r[name]["translated"] for r in rows),
+            "translated": sum(translated(r["question"], r[name]["queries"]) for r in rows),
             "llm_calls": round(sum(r[name]["llm_calls"] for r in rows) / max(1, len(rows)), 2),
             "mean_seconds": round(sum(r[name]["seconds"] for r in rows) / max(1, len(rows)), 2),
         }
+    for name in ("no_share", "off"):
+        out[f"on_vs_{name}"] = {
+            "won": [r["question"] for r in rows if r["on"]["right"] and not r[name]["right"]],
+            "lost": [r["question"] for r in rows if r[name]["right"] and not r["on"]["right"]],
+        }
     out["same_path"] = sum(bool(r["off"].get("same_path")) for r in rows)
-    out["won"] = [r["question"] for r in rows if r["on"]["right"] and not r["off"]["right"]]
-    out["lost"] = [r["question"] for r in rows if r["off"]["right"] and not r["on"]["right"]]
     return out
+
+
+def answer_row(agent: Agent, question: str) -> dict[str, Any]:
+    answer = agent.ask(question).model_dump()
+    return {
+        "answer": answer["answer"],
+        "route": answer["route"],
+        "refused": answer["refused"],
+        "refusal_reason": answer["refusal_reason"],
+        "queries": answer["queries"],
+        # the cited documents' languages, read from their titles
+        "cited_languages": sorted({detect_language(c["title"]) for c in answer["citations"]}),
+        "citations": len(answer["citations"]),
+        "llm_calls": answer["llm_calls"],
+        "seconds": round(answer["total_ms"] / 1000, 2),
+    }
 
 
 def main() -> int:
@@ -73,6 +107,7 @@ def main() -> int:
     )
     parser.add_argument("--out", default="cross_lingual.json")
     parser.add_argument("--only", default="", help="these questions only, separated by '|'")
+    parser.add_argument("--reuse-off", default="", help="an earlier result whose 'off' answers are kept")
     args = parser.parse_args()
     only = {q for q in args.only.split("|") if q}
     items = [q for q in questions() if not only or q["question"] in only]
@@ -80,11 +115,16 @@ def main() -> int:
     done = {}
     if partial.is_file():
         done = {r["question"]: r for r in map(json.loads, partial.read_text("utf-8").splitlines()) if r}
+    reused = {}
+    if args.reuse_off:
+        reused = {
+            r["question"]: r["off"] for r in json.loads(Path(args.reuse_off).read_text("utf-8"))["rows"]
+        }
 
     with tempfile.TemporaryDirectory(prefix="ragpilot-cross-lingual-") as home:
         agents = {}
-        for name, on in SETTINGS.items():
-            settings = load_settings(home=Path(home) / name, graph={"retry_across_languages": on})
+        for name, switches in SETTINGS.items():
+            settings = load_settings(home=Path(home) / name, graph=switches)
             ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
             agents[name] = Agent(settings)
         rows = []
@@ -92,32 +132,29 @@ def main() -> int:
             if item["question"] in done:
                 rows.append(done[item["question"]])
                 continue
+            question = item["question"]
             row: dict[str, Any] = dict(item)
-            for name, agent in agents.items():
-                if name == "off" and not row["on"]["translated"]:
-                    # No retry translated: the switch changed no prompt, and greedy decoding takes the
-                    # same path, so the run without it is the same run.
-                    row["off"] = {**row["on"], "same_path": True}
-                    continue
-                answer = agent.ask(item["question"]).model_dump()
-                row[name] = {
-                    "answer": answer["answer"],
-                    "route": answer["route"],
-                    "refused": answer["refused"],
-                    "refusal_reason": answer["refusal_reason"],
-                    "queries": answer["queries"],
-                    "translated": any(q.isascii() != item["question"].isascii() for q in answer["queries"]),
-                    "citations": len(answer["citations"]),
-                    "llm_calls": answer["llm_calls"],
-                    "seconds": round(answer["total_ms"] / 1000, 2),
-                }
-                row[name]["right"] = not answer["refused"] and holds_gold(answer["answer"], item["gold"])
+            row["on"] = answer_row(agents["on"], question)
+            own_language = "en" if question.isascii() else "zh"
+            same_path = item["kind"] == "same" and not translated(question, row["on"]["queries"])
+            same_path = same_path and set(row["on"]["cited_languages"]) <= {own_language}
+            for name in ("no_share", "off"):
+                if same_path:
+                    row[name] = {**row["on"], "same_path": True}
+                elif name == "off" and question in reused:
+                    row[name] = {**reused[question], "reused_from": args.reuse_off}
+                else:
+                    row[name] = answer_row(agents[name], question)
+            for name in SETTINGS:
+                row[name]["right"] = not row[name]["refused"] and holds_gold(
+                    row[name]["answer"], item["gold"]
+                )
             rows.append(row)
             with partial.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(
-                f"{row['on']['right']:d}{row['off']['right']:d}  {item['kind']}  {row['on']['route']:9s} "
-                f"{item['question']}  | {row['on']['answer'][:60]!r}",
+                "".join(str(int(row[n]["right"])) for n in SETTINGS)
+                + f"  {item['kind']}  {row['on']['route']:9s} {question}  | {row['on']['answer'][:60]!r}",
                 flush=True,
             )
         for agent in agents.values():

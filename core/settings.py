@@ -377,6 +377,12 @@ class GraphSettings(BaseModel):
         description="a re-retrieval (CRAG's knowledge-base retry, IsUse's) also searches with the question "
         "translated into another language its search found documents in (one more LLM call)",
     )
+    share_across_languages: bool = Field(
+        True,
+        description="the fitted draft verifier compares a sentence written in the other language than the "
+        "passage it cites by what both write alike (a Chinese sentence's Latin words and numbers, an English "
+        "sentence's numbers and codes) instead of by all its words, which cannot match across languages",
+    )
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> GraphSettings:

@@ -11,6 +11,8 @@ from graphs.rag.nodes._citations import (
     join_sentences,
     normalise_citations,
     repoint_citations,
+    word_share,
+    word_share_across_languages,
 )
 from graphs.rag.nodes.finalize_answer import citations_for
 from tools.knowledge_base.sparse import tokenize
@@ -157,3 +159,41 @@ def test_a_list_number_belongs_to_the_item_after_it(text, sentences) -> None:
 def test_punctuation_alone_is_no_sentence_it_ends_the_one_before() -> None:
     text = "馆长由教育部任命，… 任期四年。[1]"
     assert [s.text for s in answer_sentences(text)] == ["馆长由教育部任命，…", "任期四年。 [1]"]
+
+
+# A sentence in the other language than its passage: judged by what both write alike.
+PARIS = "The Paris branch employs 85 people and is led by Claire Martin."
+PARIS_ZH = "巴黎分公司有 85 名员工，负责人是 Claire Martin。"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage", "share"),
+    [
+        ("巴黎分公司有 85 名员工。 [1]", PARIS, 1.0),  # the number it copied
+        ("巴黎分公司的负责人是 Claire Martin。 [1]", PARIS, 1.0),  # the name it copied
+        ("巴黎分公司有 58 名员工。 [1]", PARIS, 0.0),  # a number the passage does not hold
+        ("巴黎分公司规模很大。 [1]", PARIS, 0.0),  # nothing both languages write alike
+        ("The Paris branch has 85 employees. [1]", PARIS_ZH, 1.0),  # an English sentence: its numbers
+        ("The Paris branch has 58 employees. [1]", PARIS_ZH, 0.0),
+        ("The Paris branch is large. [1]", PARIS_ZH, 0.0),
+    ],
+)
+def test_a_sentence_in_the_other_language_is_compared_by_its_names_and_numbers(
+    sentence: str, passage: str, share: float
+) -> None:
+    assert word_share_across_languages(sentence, passage, tokenize) == share
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage"),
+    [
+        ("The Paris branch is led by Claire Martin. [1]", PARIS),
+        ("The Paris branch has 58 employees. [1]", PARIS),
+        ("巴黎分公司的负责人是 Claire Martin。 [1]", PARIS_ZH),
+        ("巴黎分公司规模很大。 [1]", PARIS_ZH),
+    ],
+)
+def test_a_sentence_in_its_passages_language_is_compared_word_by_word_as_before(
+    sentence: str, passage: str
+) -> None:
+    assert word_share_across_languages(sentence, passage, tokenize) == word_share(sentence, passage, tokenize)

@@ -6,6 +6,7 @@ from graphs.rag.nodes.refine_passages import (
     decompose,
     narrow,
     recompose,
+    refinement_queries,
     relevance_order,
     score_strips,
     select_strips,
@@ -118,3 +119,15 @@ def test_narrowing_keeps_the_best_strips_in_document_order(embedder) -> None:
     assert "Up to five unused leave days can be carried over into the next year." in texts
     assert narrowed == sorted(narrowed, key=lambda i: (strips[i].passage, strips[i].position))
     assert narrow(scores, strips, kept, 50) == kept  # never more than were kept
+
+
+def test_a_retrys_translation_of_the_question_scores_the_strips_too() -> None:
+    state = {
+        "standalone_question": "可以结转几天年假？",
+        "language": "zh",
+        "queries": ["年假 结转 天数", "How many days of annual leave can be carried over?"],
+    }
+    assert refinement_queries(state)[1:] == ["How many days of annual leave can be carried over?"]
+    # a search without a translation: the question alone, as before
+    same_language = {**state, "queries": ["年假 结转 天数"]}
+    assert refinement_queries(same_language) == [refinement_queries(state)[0]]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, numbers_in, one_script
-from tools.knowledge_base.text_units import split_sentences
+from tools.knowledge_base.text_units import detect_language, split_sentences
 
 _CITATION = CITATION_MARKER
 # Markers a sentence splitter left at the start of the next sentence ("... leave. [2] The policy ...").
@@ -106,6 +106,23 @@ def word_share(sentence: str, passage: str, tokenize: Callable[[str], list[str]]
     """The share of ``sentence``'s words (Chinese: character bigrams) that ``passage`` holds."""
     words = _units(_CITATION.sub("", sentence), tokenize)
     return len(words & _units(passage, tokenize)) / len(words) if words else 0.0
+
+
+def word_share_across_languages(sentence: str, passage: str, tokenize: Callable[[str], list[str]]) -> float:
+    """``word_share``, except that a sentence written in the other language than its passage is judged
+    by what both languages write alike: a Chinese sentence by its Latin-script words and numbers (the
+    names and figures it copied from an English passage), an English sentence by its numbers and codes
+    (the units holding a digit). Such a sentence without any of them shares nothing (0)."""
+    sentence_language = detect_language(_CITATION.sub("", sentence))
+    passage_language = detect_language(passage)
+    if sentence_language == passage_language or {sentence_language, passage_language} != {"en", "zh"}:
+        return word_share(sentence, passage, tokenize)
+    words = _units(_CITATION.sub("", sentence), tokenize)
+    if sentence_language == "zh":
+        comparable = {w for w in words if not CJK_RUN.search(w)}
+    else:
+        comparable = {w for w in words if any(c.isdigit() for c in w)}
+    return len(comparable & _units(passage, tokenize)) / len(comparable) if comparable else 0.0
 
 
 # A sentence is attributed to a passage when at least this share of its content words are in it.

@@ -31,6 +31,13 @@ def retry_queries(state: RagState, config: RunnableConfig, resources: Resources,
     return queries
 
 
+def question_translations(state: RagState) -> list[str]:
+    """The latest retrieval's queries written in another language than the question: a retry's
+    translations of it, against which passages in that language are judged (rerank, strips)."""
+    language = state.get("language", "en")
+    return [q for q in state.get("queries") or [] if question_language(q) != language]
+
+
 def rewritten_query(state: RagState, config: RunnableConfig, resources: Resources, why: str) -> str:
     """One LLM call: a search query for the question that avoids the queries already tried."""
     question = state["standalone_question"]

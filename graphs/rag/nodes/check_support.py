@@ -227,7 +227,7 @@ def verify_by_features(state: RagState, config: RunnableConfig, resources: Resou
         mark_uncited_unsupported(verdicts)
     unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
     mark_stated(verdicts, state)
-    found = draft_features(state, tokenize)
+    found = draft_features(state, tokenize, graph.share_across_languages)
     verdict = draft_verdict(found)
     findings: dict[str, Any] = {
         "unmet_constraints": [],

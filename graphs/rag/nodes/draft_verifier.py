@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphs.rag.nodes._citations import answer_sentences, word_share
+from graphs.rag.nodes._citations import answer_sentences, word_share, word_share_across_languages
 
 DRAFT_VERIFIER_PATH = Path(__file__).resolve().parent.parent / "models" / "draft_verifier.json"
 
@@ -28,8 +28,14 @@ def passage_bodies(context: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     return {p["n"]: f"{p.get('title') or ''}\n{p['text']}" for p in context}
 
 
-def draft_features(state: Mapping[str, Any], tokenize: Callable[[str], list[str]]) -> dict[str, Any]:
-    """The draft's no-call features, as recorded (``bench.verifier_set``) and as scored."""
+def draft_features(
+    state: Mapping[str, Any], tokenize: Callable[[str], list[str]], across_languages: bool = True
+) -> dict[str, Any]:
+    """The draft's no-call features, as recorded (``bench.verifier_set``) and as scored.
+
+    ``across_languages`` (``graph.share_across_languages``): a sentence in the other language than the
+    passages it cites is compared by the names and numbers both languages write alike."""
+    share = word_share_across_languages if across_languages else word_share
     sentences = answer_sentences(state.get("answer_draft") or "")
     steps = [s for s in state.get("steps") or [] if s["node"] in ("generate_answer", "regenerate_answer")]
     generated = steps[-1]["decision"] if steps else {}
@@ -45,7 +51,7 @@ def draft_features(state: Mapping[str, Any], tokenize: Callable[[str], list[str]
         "uncited_sentences": sum(1 for s in sentences if not s.citations),
         "context_passages": len(context),
         "sentence_shares": [
-            round(word_share(s.text, "\n".join(bodies[n] for n in s.citations if n in bodies), tokenize), 3)
+            round(share(s.text, "\n".join(bodies[n] for n in s.citations if n in bodies), tokenize), 3)
             for s in sentences
         ],
         "cited_rerank": max(cited_known) if cited_known else None,

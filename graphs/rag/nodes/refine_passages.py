@@ -31,6 +31,7 @@ from rank_bm25 import BM25Okapi
 
 from graphs.rag.nodes._passages import hits_from_state, passage_from_hit
 from graphs.rag.nodes._question_facts import facts_of
+from graphs.rag.nodes._rewrite import question_translations
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
@@ -212,9 +213,11 @@ def recompose(
 
 def refinement_queries(state: RagState) -> list[str]:
     """The question (without what it asks for something other than), plus IRCoT's reasoning sentences
-    (they name the bridge entities)."""
+    (they name the bridge entities) and a retry's translations of the question (BM25 reads the strips of
+    a passage in the other language only through them)."""
     queries = [facts_of(state).search_text]
     queries += [r for r in state.get("reasoning") or [] if r.strip()]
+    queries += question_translations(state)
     return queries
 
 

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from core.errors import ProviderUnavailable
 from graphs.rag.nodes._passages import hits_to_state
-from graphs.rag.nodes._question_facts import question_language
+from graphs.rag.nodes._rewrite import question_translations
 from graphs.rag.nodes._step import records_step
 from graphs.rag.resources import Resources
 from graphs.rag.run_context import RunContext, run_context
@@ -71,9 +71,7 @@ def retrieve(
     # IRCoT's step queries are reasoning sentences: rerank against them, they say what is missing.
     # A query in another language than the question is its translation (a retry's): passages in that
     # language are judged against it.
-    language = state.get("language", "en")
-    translations = [q for q in queries if question_language(q) != language]
-    rerank_queries = [queries[0]] if iterative else [question, *translations]
+    rerank_queries = [queries[0]] if iterative else [question, *question_translations(state)]
     hits, facts = search_and_rerank(resources, queries, rerank_queries, groups, top_n)
     return {
         "hits": hits_to_state(hits),
