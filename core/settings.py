@@ -379,9 +379,10 @@ class GraphSettings(BaseModel):
     )
     share_across_languages: bool = Field(
         True,
-        description="the fitted draft verifier compares a sentence written in the other language than the "
-        "passage it cites by what both write alike (a Chinese sentence's Latin words and numbers, an English "
-        "sentence's numbers and codes) instead of by all its words, which cannot match across languages",
+        description="a sentence written in the other language than a passage is compared with it by what "
+        "both write alike (a Chinese sentence's Latin words and numbers, an English sentence's numbers and "
+        "codes) instead of by all its words, which cannot match across languages: when an uncited sentence "
+        "is attributed to a passage, and in the fitted draft verifier's word share",
     )
 
     @model_validator(mode="after")

@@ -197,3 +197,15 @@ def test_a_sentence_in_its_passages_language_is_compared_word_by_word_as_before(
     sentence: str, passage: str
 ) -> None:
     assert word_share_across_languages(sentence, passage, tokenize) == word_share(sentence, passage, tokenize)
+
+
+def test_an_uncited_sentence_is_attributed_across_languages_by_its_numbers() -> None:
+    passages = {1: "The cafeteria opens at 8.", 2: PARIS_ZH}
+    text = "The Paris branch has 85 employees."
+    # word by word, an English sentence shares nothing with a Chinese passage
+    assert attribute_uncited(text, passages, tokenize) == (text, [])
+    attributed, added = attribute_uncited(text, passages, tokenize, word_share_across_languages)
+    assert attributed == "The Paris branch has 85 employees. [2]" and added[0]["passage"] == 2
+    # a number no passage holds is attributed to none
+    unmatched = "The Paris branch has 58 employees."
+    assert attribute_uncited(unmatched, passages, tokenize, word_share_across_languages) == (unmatched, [])

@@ -130,28 +130,29 @@ ATTRIBUTION_MIN_OVERLAP = 0.6
 
 
 def attribute_uncited(
-    text: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
+    text: str,
+    passages: Mapping[int, str],
+    tokenize: Callable[[str], list[str]],
+    share: Callable[[str, str, Callable[[str], list[str]]], float] = word_share,
 ) -> tuple[str, list[dict[str, object]]]:
     """Cite the best-matching passage after each sentence the model left uncited (small models drop
-    markers, above all in Chinese): the passage holding the largest share of the sentence's words,
+    markers, above all in Chinese): the passage holding the largest ``share`` of the sentence's words,
     when that share reaches ``ATTRIBUTION_MIN_OVERLAP``. Returns the text and what was added; a
     sentence matching no passage well stays uncited (and IsSup calls it unsupported)."""
     sentences = answer_sentences(text)
     if not passages or all(s.citations for s in sentences):
         return text, []
-    vocabularies = {n: _units(body, tokenize) for n, body in passages.items()}
     added: list[dict[str, object]] = []
     rewritten: list[str] = []
     for sentence in sentences:
-        words = _units(_CITATION.sub("", sentence.text), tokenize)
-        if not sentence.citations and words:
-            n, share = max(
-                ((n, len(words & vocabulary) / len(words)) for n, vocabulary in vocabularies.items()),
+        if not sentence.citations and _units(_CITATION.sub("", sentence.text), tokenize):
+            n, overlap = max(
+                ((n, share(sentence.text, body, tokenize)) for n, body in passages.items()),
                 key=lambda pair: pair[1],
             )
-            if share >= ATTRIBUTION_MIN_OVERLAP:
+            if overlap >= ATTRIBUTION_MIN_OVERLAP:
                 rewritten.append(f"{sentence.text} [{n}]")
-                added.append({"sentence": sentence.text[:120], "passage": n, "overlap": round(share, 2)})
+                added.append({"sentence": sentence.text[:120], "passage": n, "overlap": round(overlap, 2)})
                 continue
         rewritten.append(sentence.text)
     return (join_sentences(rewritten), added) if added else (text, [])

@@ -13,6 +13,8 @@ from graphs.rag.nodes._citations import (
     cited_numbers,
     normalise_citations,
     repoint_citations,
+    word_share,
+    word_share_across_languages,
 )
 from graphs.rag.nodes._llm import ask_text, ask_text_masking_unlikely
 from graphs.rag.nodes._passages import answer_language, format_passages
@@ -80,16 +82,21 @@ def draft_update(
     *,
     repoint: bool = False,
     match_script: bool = True,
+    across_languages: bool = True,
 ) -> dict[str, Any]:
     """The draft the checks read: citations normalised (and re-pointed with ``repoint``), and with
-    ``match_script`` written in the user's Chinese script (the passages' too, as a rule)."""
+    ``match_script`` written in the user's Chinese script (the passages' too, as a rule). An uncited
+    sentence is attributed by ``word_share_across_languages`` with ``across_languages``
+    (``graph.share_across_languages``): an English answer to an English question from a Chinese passage
+    shares its numbers with it, not its words."""
     reply = in_users_script(reply, state, match_script)
     context = state.get("context") or []
     valid = {p["n"] for p in context}
     texts = {p["n"]: p["text"] for p in context}
     refused = not reply.strip() or reply.strip().upper().startswith(NOT_FOUND)
     draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
-    draft, attributed = attribute_uncited(draft, texts, tokenize)
+    share = word_share_across_languages if across_languages else word_share
+    draft, attributed = attribute_uncited(draft, texts, tokenize, share)
     draft, repointed = repoint_citations(draft, texts, tokenize) if repoint else (draft, [])
     sentences = answer_sentences(draft)
     decision = {
@@ -115,6 +122,7 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         state,
         {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found},
         repoint=resources.options.graph.repoint_citations,
+        across_languages=resources.options.graph.share_across_languages,
         match_script=match_script,
     )
     update["strict_generation"] = False

@@ -25,6 +25,7 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
         state,
         {"retry": "support", "counter": counter, "bound": bound, **not_found},
         repoint=resources.options.graph.repoint_citations,
+        across_languages=resources.options.graph.share_across_languages,
         match_script=match_script,
     )
     update.update(support_retries=counter, strict_generation=True)
