@@ -176,6 +176,8 @@ PARIS_ZH = "巴黎分公司有 85 名员工，负责人是 Claire Martin。"
         ("The Paris branch has 85 employees. [1]", PARIS_ZH, 1.0),  # an English sentence: its numbers
         ("The Paris branch has 58 employees. [1]", PARIS_ZH, 0.0),
         ("The Paris branch is large. [1]", PARIS_ZH, 0.0),
+        ("It is led by Claire Martin. [1]", PARIS_ZH, 1.0),  # the Latin-script name the passage holds
+        ("Claire Martin leads its 58 staff. [1]", PARIS_ZH, 2 / 3),  # the name, but not the number
     ],
 )
 def test_a_sentence_in_the_other_language_is_compared_by_its_names_and_numbers(

@@ -111,18 +111,20 @@ def word_share(sentence: str, passage: str, tokenize: Callable[[str], list[str]]
 def word_share_across_languages(sentence: str, passage: str, tokenize: Callable[[str], list[str]]) -> float:
     """``word_share``, except that a sentence written in the other language than its passage is judged
     by what both languages write alike: a Chinese sentence by its Latin-script words and numbers (the
-    names and figures it copied from an English passage), an English sentence by its numbers and codes
-    (the units holding a digit). Such a sentence without any of them shares nothing (0)."""
+    names and figures it copied from an English passage); an English sentence by its numbers and by
+    the Latin-script names and codes the Chinese passage holds ("Lucia", "AR-7"), its other words being
+    translations. Such a sentence without any of them shares nothing (0)."""
     sentence_language = detect_language(_CITATION.sub("", sentence))
     passage_language = detect_language(passage)
     if sentence_language == passage_language or {sentence_language, passage_language} != {"en", "zh"}:
         return word_share(sentence, passage, tokenize)
     words = _units(_CITATION.sub("", sentence), tokenize)
+    held = _units(passage, tokenize)
     if sentence_language == "zh":
         comparable = {w for w in words if not CJK_RUN.search(w)}
     else:
-        comparable = {w for w in words if any(c.isdigit() for c in w)}
-    return len(comparable & _units(passage, tokenize)) / len(comparable) if comparable else 0.0
+        comparable = {w for w in words if any(c.isdigit() for c in w)} | (words & held)
+    return len(comparable & held) / len(comparable) if comparable else 0.0
 
 
 # A sentence is attributed to a passage when at least this share of its content words are in it.
