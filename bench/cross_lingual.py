@@ -45,12 +45,11 @@ if str(REPO) not in sys.path:
 
 from agent.agent import Agent  # noqa: E402
 from bench.direct_fallback import holds_gold  # noqa: E402
-from bench.partials import partial_path  # noqa: E402
+from bench.partials import append_row, finished_rows, partial_path, save_result  # noqa: E402
 from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 from tools.knowledge_base.text_units import detect_language  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 SETTINGS = {
     "on": {"retry_across_languages": True, "share_across_languages": True},
     "no_share": {"retry_across_languages": True, "share_across_languages": False},
@@ -122,9 +121,7 @@ def main() -> int:
     only = {q for q in args.only.split("|") if q}
     items = [q for q in questions(args.questions) if not only or q["question"] in only]
     partial = partial_path(Path(args.out).stem)
-    done = {}
-    if partial.is_file():
-        done = {r["question"]: r for r in map(json.loads, partial.read_text("utf-8").splitlines()) if r}
+    done = finished_rows(partial)
     reused = {}
     if args.reuse_off:
         reused = {
@@ -160,8 +157,7 @@ def main() -> int:
                     row[name]["answer"], item["gold"]
                 )
             rows.append(row)
-            with partial.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            append_row(partial, row)
             print(
                 "".join(str(int(row[n]["right"])) for n in SETTINGS)
                 + f"  {item['kind']}  {row['on']['route']:9s} {question}  | {row['on']['answer'][:60]!r}",
@@ -176,8 +172,7 @@ def main() -> int:
         "command": "python -m bench.cross_lingual " + " ".join(sys.argv[1:]),
         "rows": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    save_result(args.out, result)
     print(json.dumps(result["by_kind"], ensure_ascii=False, indent=1))
     return 0
 

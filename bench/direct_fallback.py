@@ -34,11 +34,10 @@ if str(REPO) not in sys.path:
 
 from agent.agent import Agent  # noqa: E402
 from bench.direct_probe import paraphrased_questions  # noqa: E402
-from bench.partials import partial_path  # noqa: E402
+from bench.partials import append_row, finished_rows, partial_path, save_result  # noqa: E402
 from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 
-RESULTS = REPO / "bench" / "results"
 SETTINGS = {"on": True, "off": False}
 
 
@@ -91,9 +90,7 @@ def main() -> int:
         if args.split in ("all", q["split"]) and (not only or q["question"] in only)
     ]
     partial = partial_path(Path(args.out).stem)
-    done = {}
-    if partial.is_file():
-        done = {r["question"]: r for r in map(json.loads, partial.read_text("utf-8").splitlines()) if r}
+    done = finished_rows(partial)
 
     with tempfile.TemporaryDirectory(prefix="ragpilot-direct-fallback-") as home:
         agents = {}
@@ -125,8 +122,7 @@ def main() -> int:
                 }
                 row[name]["right"] = right(item, row[name])
             rows.append(row)
-            with partial.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            append_row(partial, row)
             print(
                 f"{row['on']['right']:d}{row['off']['right']:d}  {item['kind'][:3]}  {item['question']}",
                 flush=True,
@@ -144,8 +140,7 @@ def main() -> int:
         "command": "python -m bench.direct_fallback " + " ".join(sys.argv[1:]),
         "rows": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    save_result(args.out, result)
     print(json.dumps(result["by_kind"], ensure_ascii=False, indent=1))
     return 0
 
