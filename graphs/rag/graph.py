@@ -99,7 +99,7 @@ def build_graph(
         """A conditional edge that also stops the turn once its budget is spent; where it may refuse or
         retrieve again, a question escalated from 'direct' is answered from memory instead."""
         if routing.NO_ANSWER_FROM_THIS_PASS & set(destinations):
-            edge = routing.direct_when_unanswered(edge)
+            edge = routing.direct_when_unanswered(edge, translate_first=bounds.retry_across_languages)
             destinations = [*destinations, "generate_direct"]
         builder.add_conditional_edges(source, routing.within_budget(edge), [*destinations, "stop_on_budget"])
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from core.settings import GraphSettings
 from graphs.rag.answer_checks import FailedCheck, next_step
 from graphs.rag.state import RagState
+from tools.knowledge_base.text_units import detect_language
 
 
 def after_start(state: RagState) -> Literal["contextualize", "route_question"]:
@@ -158,18 +159,33 @@ def named_after(edge: Callable[..., str], guarded: Callable[..., str]) -> Callab
 NO_ANSWER_FROM_THIS_PASS = frozenset({"refuse", "crag_retry", "usefulness_retry"})
 
 
-def direct_when_unanswered(edge: Callable[..., str]) -> Callable[..., str]:
+def direct_when_unanswered(edge: Callable[..., str], translate_first: bool = False) -> Callable[..., str]:
     """``edge``, except that a question escalated from 'direct' only because the documents might hold
     it (``direct_fallback``) gets one retrieval pass: where that pass gives no answer, the model
-    answers from memory, as it would have without the documents, instead of searching again."""
+    answers from memory, as it would have without the documents, instead of searching again.
+
+    With ``translate_first`` (``graph.retry_across_languages``), a pass whose search found documents in
+    another language than the question's may still retry once, translated: "年假有多少天？" over an
+    English handbook and a Chinese manual finds only the manual in its own language."""
 
     def guarded(state: RagState, *args: Any, **kwargs: Any) -> str:
         chosen = edge(state, *args, **kwargs)
         if chosen in NO_ANSWER_FROM_THIS_PASS and state.get("direct_fallback"):
+            if translate_first and chosen != "refuse" and untried_language(state):
+                return chosen
             return "generate_direct"
         return chosen
 
     return named_after(edge, guarded)
+
+
+def untried_language(state: RagState) -> bool:
+    """The last search found documents in another language than the question's, and no query of this
+    turn was written in that language yet."""
+    language = state.get("language", "en")
+    others = {found for found in state.get("passage_languages") or [] if found != language}
+    tried = {"zh" if detect_language(q) == "zh" else "en" for q in state.get("queries_issued") or []}
+    return bool(others - tried)
 
 
 def after_budget_stop(state: RagState) -> Literal["finalize_answer", "refuse"]:

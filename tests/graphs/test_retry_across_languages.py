@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import BaseMessage
+
 from graphs.rag.nodes._rewrite import retry_queries
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import ALL_FULLY, cite, nodes_run, run_turn, step
+from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, nodes_run, passages_in, run_turn, step
 from tools.knowledge_base.records import Hit
 
 QUESTION = "远程办公每周可以几天？"  # only the English handbook answers it
@@ -82,3 +84,48 @@ def test_a_search_that_found_only_the_question_language_is_retried_without_trans
     for found_in in (["zh"], []):
         assert retry_queries(one_language_state("zh", found_in), {}, resources, "why") == ["远程办公 天数"]
     assert llm.prompts_called() == ["rewrite_query", "rewrite_query"]
+
+
+def middling_then_english(query: str, hit: Hit) -> float:
+    """Every passage scores between CRAG's bars against the Chinese question, except the remote-work
+    passage, which scores low against it and high against its English translation."""
+    if "Remote work" in hit.text:
+        return 0.9 if query.isascii() else 0.05
+    return 0.3
+
+
+def reads_passage_one(messages: list[BaseMessage]) -> str:
+    """A 1.5B reader answers from passage [1]: the remote-work passage must come first."""
+    first = passages_in(messages).get(1, "")
+    return "员工每周最多可以在家办公三天。 [1]" if "Remote work" in first else "NOT_FOUND"
+
+
+def test_a_direct_questions_one_pass_may_still_retry_translated(make_graph) -> None:
+    # The router answers short questions like this from memory; the probe's middling score sends it to
+    # one retrieval pass, whose search found documents in English as well as Chinese.
+    llm = chat(generate_direct="大多数公司允许每周两天。", generate_answer=reads_passage_one)
+    graph, _ = make_graph(
+        llm,
+        classifier=FixedClassifier("direct", 0.99),
+        reranker=ScriptedReranker(middling_then_english),
+        web=None,
+        graph=ACROSS,
+    )
+    state = run_turn(graph, QUESTION)
+    assert step(state, "route_question")["direct_fallback"] is True
+    assert step(state, "usefulness_retry")["queries"] == ["远程办公 天数", TRANSLATION]
+    assert "generate_direct" not in nodes_run(state)
+    assert "三天" in state["answer"] and state["citations"][0]["chunk_id"] == "handbook::c2"
+
+
+def test_without_the_switch_the_direct_questions_pass_falls_back_to_memory(make_graph) -> None:
+    llm = chat(generate_direct="大多数公司允许每周两天。", generate_answer=reads_passage_one)
+    graph, _ = make_graph(
+        llm,
+        classifier=FixedClassifier("direct", 0.99),
+        reranker=ScriptedReranker(middling_then_english),
+        web=None,
+    )
+    state = run_turn(graph, QUESTION)
+    assert nodes_run(state).count("retrieve") == 1 and nodes_run(state)[-2] == "generate_direct"
+    assert state["answer"] == "大多数公司允许每周两天。" and not state["citations"]
