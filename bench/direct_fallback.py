@@ -15,6 +15,9 @@ answers are saved to be read. Results go to ``bench/results/<out>``; finished qu
 partial file, so an interrupted run resumes.
 
     .venv/bin/python -m bench.direct_fallback [--split report] [--out direct_fallback.json] [--only 'q1|q2']
+
+``--switch retry_across_languages`` compares, with the pass on in both, the direct fallback's one
+translated retry (a pass whose search found documents in another language) against none.
 """
 
 from __future__ import annotations
@@ -81,6 +84,12 @@ def main() -> int:
     )
     parser.add_argument("--split", choices=("calibration", "report", "all"), default="all")
     parser.add_argument("--out", default="direct_fallback.json")
+    parser.add_argument(
+        "--switch",
+        choices=("direct_retrieves_first", "retry_across_languages"),
+        default="direct_retrieves_first",
+        help="the graph switch compared on / off (retry_across_languages: the direct fallback's translated retry)",
+    )
     parser.add_argument("--only", default="", help="these questions only, separated by '|'")
     args = parser.parse_args()
     only = {q for q in args.only.split("|") if q}
@@ -95,7 +104,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ragpilot-direct-fallback-") as home:
         agents = {}
         for name, on in SETTINGS.items():
-            settings = load_settings(home=Path(home) / name, graph={"direct_retrieves_first": on})
+            settings = load_settings(home=Path(home) / name, graph={args.switch: on})
             ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
             agents[name] = Agent(settings)
         router = agents["on"].resources.classifier
