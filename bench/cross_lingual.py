@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -45,7 +44,7 @@ if str(REPO) not in sys.path:
 
 from agent.agent import Agent  # noqa: E402
 from bench.direct_fallback import holds_gold  # noqa: E402
-from bench.partials import append_row, finished_rows, partial_path, save_result  # noqa: E402
+from bench.partials import append_row, finished_rows, partial_path, save_run  # noqa: E402
 from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 from tools.knowledge_base.text_units import detect_language  # noqa: E402
@@ -166,14 +165,8 @@ def main() -> int:
         for agent in agents.values():
             agent.close()
 
-    result = {
-        "by_kind": {kind: summary([r for r in rows if r["kind"] == kind]) for kind in ("cross", "same")},
-        "load_average": os.getloadavg(),
-        "command": "python -m bench.cross_lingual " + " ".join(sys.argv[1:]),
-        "rows": rows,
-    }
-    save_result(args.out, result)
-    print(json.dumps(result["by_kind"], ensure_ascii=False, indent=1))
+    by_kind = {kind: summary([r for r in rows if r["kind"] == kind]) for kind in ("cross", "same")}
+    save_run(args.out, "bench.cross_lingual", by_kind, rows)
     return 0
 
 

@@ -23,8 +23,6 @@ translated retry (a pass whose search found documents in another language) again
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import sys
 import tempfile
@@ -37,7 +35,7 @@ if str(REPO) not in sys.path:
 
 from agent.agent import Agent  # noqa: E402
 from bench.direct_probe import paraphrased_questions  # noqa: E402
-from bench.partials import append_row, finished_rows, partial_path, save_result  # noqa: E402
+from bench.partials import append_row, finished_rows, partial_path, save_run  # noqa: E402
 from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 
@@ -139,18 +137,11 @@ def main() -> int:
         for agent in agents.values():
             agent.close()
 
-    result = {
-        "split": args.split,
-        "by_kind": {
-            kind: summary([r for r in rows if (r["kind"] == "document") == (kind == "document")])
-            for kind in ("document", "general")
-        },
-        "load_average": os.getloadavg(),
-        "command": "python -m bench.direct_fallback " + " ".join(sys.argv[1:]),
-        "rows": rows,
+    by_kind = {
+        kind: summary([r for r in rows if (r["kind"] == "document") == (kind == "document")])
+        for kind in ("document", "general")
     }
-    save_result(args.out, result)
-    print(json.dumps(result["by_kind"], ensure_ascii=False, indent=1))
+    save_run(args.out, "bench.direct_fallback", by_kind, rows, split=args.split)
     return 0
 
 

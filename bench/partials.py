@@ -7,6 +7,8 @@ only the finished JSON goes to ``bench/results/``, so that folder holds results 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +41,19 @@ def save_result(out: str, result: dict[str, Any]) -> Path:
     path = RESULTS / out
     path.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", "utf-8")
     return path
+
+
+def save_run(
+    out: str, script: str, by_kind: dict[str, Any], rows: list[dict[str, Any]], **facts: Any
+) -> None:
+    """Save a finished paired run (its summary per kind, the load average, the command, every row) to
+    ``bench/results/<out>`` and print the summary."""
+    result = {
+        **facts,
+        "by_kind": by_kind,
+        "load_average": os.getloadavg(),
+        "command": f"python -m {script} " + " ".join(sys.argv[1:]),
+        "rows": rows,
+    }
+    save_result(out, result)
+    print(json.dumps(by_kind, ensure_ascii=False, indent=1))

@@ -100,18 +100,23 @@ def reads_passage_one(messages: list[BaseMessage]) -> str:
     return "员工每周最多可以在家办公三天。 [1]" if "Remote work" in first else "NOT_FOUND"
 
 
-def test_a_direct_questions_one_pass_may_still_retry_translated(make_graph) -> None:
-    # The router answers short questions like this from memory; the probe's middling score sends it to
-    # one retrieval pass, whose search found documents in English as well as Chinese.
+def direct_question_graph(make_graph, **settings: Any) -> Any:
+    """A graph whose router calls the question 'direct' and whose probe sends it to one pass."""
     llm = chat(generate_direct="大多数公司允许每周两天。", generate_answer=reads_passage_one)
     graph, _ = make_graph(
         llm,
         classifier=FixedClassifier("direct", 0.99),
         reranker=ScriptedReranker(middling_then_english),
         web=None,
-        graph=ACROSS,
+        **settings,
     )
-    state = run_turn(graph, QUESTION)
+    return graph
+
+
+def test_a_direct_questions_one_pass_may_still_retry_translated(make_graph) -> None:
+    # The router answers short questions like this from memory; the probe's middling score sends it to
+    # one retrieval pass, whose search found documents in English as well as Chinese.
+    state = run_turn(direct_question_graph(make_graph, graph=ACROSS), QUESTION)
     assert step(state, "route_question")["direct_fallback"] is True
     assert step(state, "usefulness_retry")["queries"] == ["远程办公 天数", TRANSLATION]
     assert "generate_direct" not in nodes_run(state)
@@ -119,13 +124,6 @@ def test_a_direct_questions_one_pass_may_still_retry_translated(make_graph) -> N
 
 
 def test_without_the_switch_the_direct_questions_pass_falls_back_to_memory(make_graph) -> None:
-    llm = chat(generate_direct="大多数公司允许每周两天。", generate_answer=reads_passage_one)
-    graph, _ = make_graph(
-        llm,
-        classifier=FixedClassifier("direct", 0.99),
-        reranker=ScriptedReranker(middling_then_english),
-        web=None,
-    )
-    state = run_turn(graph, QUESTION)
+    state = run_turn(direct_question_graph(make_graph), QUESTION)
     assert nodes_run(state).count("retrieve") == 1 and nodes_run(state)[-2] == "generate_direct"
     assert state["answer"] == "大多数公司允许每周两天。" and not state["citations"]
