@@ -165,8 +165,8 @@ def direct_when_unanswered(edge: Callable[..., str], translate_first: bool = Fal
     answers from memory, as it would have without the documents, instead of searching again.
 
     With ``translate_first`` (``graph.retry_across_languages``), a pass whose search found documents in
-    another language than the question's may still retry once, translated: "年假有多少天？" over an
-    English handbook and a Chinese manual finds only the manual in its own language."""
+    another language than the question's may still retry once, translated: a Chinese question over an
+    English handbook beside a Chinese manual finds only the manual, in its own language."""
 
     def guarded(state: RagState, *args: Any, **kwargs: Any) -> str:
         chosen = edge(state, *args, **kwargs)
