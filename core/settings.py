@@ -385,6 +385,13 @@ class GraphSettings(BaseModel):
         "is attributed to a passage, and in the fitted draft verifier's word share",
     )
 
+    strips_follow_paragraphs: bool = Field(
+        False,
+        description="refinement's strips never cross a blank line, and a sentence shorter than 40 "
+        "characters joins the sentence before it (\"Its manager is …\" continues what precedes it) "
+        "instead of the next one; off: every short sentence joins the next, across paragraphs",
+    )
+
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> GraphSettings:
         if self.crag_lower > self.crag_upper:

@@ -1,9 +1,9 @@
 """CRAG's decompose-then-recompose: cut passages into strips, keep the relevant ones, best passage first.
 
-A strip is a sentence (very short sentences are joined to the next; table rows stay whole). Each strip
-is scored against the question (and, on the iterative route, the reasoning sentences) two ways: BM25
-over the strips (``rank-bm25``, the knowledge base's own tokenizer: jieba for Chinese, stemming for
-English), normalised by the best strip, and multilingual-e5 cosine similarity. A strip is relevant when
+A strip is a sentence (a very short one joins the sentence before it in its paragraph; table rows stay
+whole). Each strip is scored against the question (and, on the iterative route, the reasoning
+sentences) two ways: BM25 over the strips (``rank-bm25``, the knowledge base's own tokenizer: jieba for
+Chinese, stemming for English), normalised by the best strip, and multilingual-e5 cosine similarity. A strip is relevant when
 its BM25 score is at least ``LEXICAL_KEEP`` of the best, or its cosine is within ``DENSE_MARGIN`` of
 the best cosine (e5 cosines sit in a narrow band, so a margin reads them better than a ratio; the
 dense side also carries cross-lingual questions, where BM25 sees nothing). Relevant strips are taken
@@ -37,7 +37,7 @@ from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.sparse import tokenize
-from tools.knowledge_base.text_units import split_sentences
+from tools.knowledge_base.text_units import split_paragraphs, split_sentences
 from tools.providers.embedder_base import Embedder
 
 STRIP_MIN_CHARS = 40  # a shorter sentence ("See below.") is joined to the next one
@@ -64,26 +64,69 @@ def _header(hit: Hit) -> str:
 def decompose(
     passages: Sequence[Hit],
     max_strips: int = MAX_STRIPS,
+    follow_paragraphs: bool = True,
 ) -> list[Strip]:
     """Strips of every passage in order; at most ``max_strips`` (later passages are cut first)."""
     strips: list[Strip] = []
     for index, hit in enumerate(passages):
         header = _header(hit)
         whole = hit.chunk is not None and hit.chunk.kind in WHOLE_KINDS
-        sentences = (
-            [hit.text.strip()] if whole else [s.strip() for s in split_sentences(hit.text) if s.strip()]
-        )
-        pending = ""
-        position = 0
-        for number, sentence in enumerate(sentences, start=1):
-            pending = f"{pending} {sentence}".strip() if pending else sentence
-            if len(pending) < STRIP_MIN_CHARS and number < len(sentences):
-                continue
-            strips.append(Strip(index, position, pending, f"{header}\n{pending}" if header else pending))
-            position += 1
-            pending = ""
+        texts = [hit.text.strip()] if whole else sentence_strips(hit.text, follow_paragraphs)
+        for position, text in enumerate(texts):
+            strips.append(Strip(index, position, text, f"{header}\n{text}" if header else text))
             if len(strips) >= max_strips:
                 return strips
+    return strips
+
+
+def sentence_strips(text: str, follow_paragraphs: bool = True) -> list[str]:
+    """The strips of one passage's text.
+
+    With ``follow_paragraphs`` (``graph.strips_follow_paragraphs``) a strip never crosses a blank line,
+    and a short sentence joins the strip before it, which it mostly continues ("Its manager is …"),
+    instead of the next one, which it would lend its "it" to. Without it, the passage is one run of
+    sentences and every short sentence joins the next."""
+    if not follow_paragraphs:
+        return _joined_forward(split_sentences(text))
+    return [
+        strip
+        for paragraph in split_paragraphs(text)
+        for strip in _joined_backward(split_sentences(paragraph))
+    ]
+
+
+def _joined_forward(sentences: Sequence[str]) -> list[str]:
+    strips: list[str] = []
+    pending = ""
+    for number, sentence in enumerate(sentences, start=1):
+        pending = f"{pending} {sentence}" if pending else sentence
+        if len(pending) < STRIP_MIN_CHARS and number < len(sentences):
+            continue
+        strips.append(pending)
+        pending = ""
+    return strips
+
+
+def _joined_backward(sentences: Sequence[str]) -> list[str]:
+    """One paragraph's strips: a short sentence joins the strip before it, unless that strip already took
+    one (strips stay a few sentences long where every sentence is short, as in Chinese) or the sentence
+    ends with a colon (it introduces what follows); a short sentence with no strip before it in the
+    paragraph joins the next one, as a lead-in."""
+    strips: list[str] = []
+    took_one: list[bool] = []
+    pending = ""
+    for number, sentence in enumerate(sentences, start=1):
+        short = len(sentence) < STRIP_MIN_CHARS
+        if short and not pending and strips and not took_one[-1] and not sentence.endswith((":", "：")):
+            strips[-1] = f"{strips[-1]} {sentence}"
+            took_one[-1] = True
+            continue
+        pending = f"{pending} {sentence}" if pending else sentence
+        if len(pending) < STRIP_MIN_CHARS and number < len(sentences):
+            continue
+        strips.append(pending)
+        took_one.append(False)
+        pending = ""
     return strips
 
 
@@ -224,7 +267,7 @@ def refinement_queries(state: RagState) -> list[str]:
 @records_step
 def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     passages = hits_from_state(state.get("passages") or [])
-    strips = decompose(passages)
+    strips = decompose(passages, follow_paragraphs=resources.options.graph.strips_follow_paragraphs)
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
     kept = select_strips(scores, strips, resources.options.max_context_tokens, embedder.count_tokens)

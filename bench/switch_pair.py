@@ -1,0 +1,116 @@
+"""One graph switch on and off, side by side, on document questions over user-style documents.
+
+Both settings answer, in one sitting, every question with a gold answer of the named files in
+``bench/data`` (``direct_probe_paraphrased``: its document questions; ``cross_lingual_questions``;
+``cross_lingual_heldout``), over the knowledge base of ``bench.cross_lingual`` (the follow-up
+benchmark's Markdown documents and the bundled samples, English and Chinese). An answer is right when
+it is not a refusal and holds one gold string as a whole token (``bench.direct_fallback.holds_gold``).
+The summary gives right and refused per setting, the questions won and lost, McNemar's exact p, and
+LLM calls. Results go to ``bench/results/<out>``; finished questions are kept in a partial file, so an
+interrupted run resumes.
+
+    .venv/bin/python -m bench.switch_pair --switch strips_follow_paragraphs \
+        --questions direct_probe_paraphrased cross_lingual_questions --out strips_follow_paragraphs.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from agent.agent import Agent  # noqa: E402
+from bench.cross_lingual import answer_row  # noqa: E402
+from bench.direct_fallback import holds_gold  # noqa: E402
+from bench.partials import append_row, finished_rows, partial_path, save_run  # noqa: E402
+from core.settings import load_settings  # noqa: E402
+from tools.knowledge_base.ingest import ingest  # noqa: E402
+
+QUESTION_FILES = ("direct_probe_paraphrased", "cross_lingual_questions", "cross_lingual_heldout")
+
+
+def document_questions(name: str) -> list[dict[str, Any]]:
+    lines = (REPO / "bench" / "data" / f"{name}.jsonl").read_text("utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    return [{**r, "file": name} for r in rows if r.get("gold")]
+
+
+def mcnemar_p(won: int, lost: int) -> float:
+    """Exact two-sided McNemar p on the discordant pairs."""
+    n = won + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(0, min(won, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    for row in rows:  # judged again from the saved answers: a resumed row keeps no stale verdict
+        for name in ("on", "off"):
+            row[name]["right"] = not row[name]["refused"] and holds_gold(row[name]["answer"], row["gold"])
+    won = [r["question"] for r in rows if r["on"]["right"] and not r["off"]["right"]]
+    lost = [r["question"] for r in rows if r["off"]["right"] and not r["on"]["right"]]
+    out: dict[str, Any] = {"questions": len(rows)}
+    for name in ("on", "off"):
+        out[name] = {
+            "right": sum(r[name]["right"] for r in rows),
+            "refused": sum(r[name]["refused"] for r in rows),
+            "llm_calls": round(sum(r[name]["llm_calls"] for r in rows) / max(1, len(rows)), 2),
+            "mean_seconds": round(sum(r[name]["seconds"] for r in rows) / max(1, len(rows)), 2),
+        }
+    out["won"], out["lost"], out["mcnemar_p"] = won, lost, round(mcnemar_p(len(won), len(lost)), 4)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--switch", required=True, help="a boolean field of the graph settings")
+    parser.add_argument("--questions", nargs="+", choices=QUESTION_FILES, default=list(QUESTION_FILES))
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    items = [q for name in args.questions for q in document_questions(name)]
+    partial = partial_path(Path(args.out).stem)
+    done = finished_rows(partial)
+    with tempfile.TemporaryDirectory(prefix="ragpilot-switch-pair-") as home:
+        agents = {}
+        for name, value in (("on", True), ("off", False)):
+            settings = load_settings(home=Path(home) / name, graph={args.switch: value})
+            ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
+            agents[name] = Agent(settings)
+        rows = []
+        for item in items:
+            if item["question"] in done:
+                rows.append(done[item["question"]])
+                continue
+            row: dict[str, Any] = {**item, **{n: answer_row(a, item["question"]) for n, a in agents.items()}}
+            for name in ("on", "off"):
+                row[name]["right"] = not row[name]["refused"] and holds_gold(
+                    row[name]["answer"], item["gold"]
+                )
+            rows.append(row)
+            append_row(partial, row)
+            print(
+                f"{int(row['on']['right'])}{int(row['off']['right'])}  {item['file'][:14]:14s} {item['question']}"
+                f"  | {row['on']['answer'][:50]!r} | {row['off']['answer'][:50]!r}",
+                flush=True,
+            )
+        for agent in agents.values():
+            agent.close()
+    by_kind = {name: summary([r for r in rows if r["file"] == name]) for name in args.questions}
+    by_kind["all"] = summary(rows)
+    save_run(args.out, "bench.switch_pair", by_kind, rows, switch=args.switch)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
