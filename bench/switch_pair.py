@@ -2,7 +2,7 @@
 
 Both settings answer, in one sitting, every question with a gold answer of the named files in
 ``bench/data`` (``direct_probe_paraphrased``: its document questions; ``cross_lingual_questions``;
-``cross_lingual_heldout``), over the knowledge base of ``bench.cross_lingual`` (the follow-up
+``cross_lingual_heldout``; ``pinyin_names_questions``: names written in pinyin, session 33), over the knowledge base of ``bench.cross_lingual`` (the follow-up
 benchmark's Markdown documents and the bundled samples, English and Chinese). An answer is right when
 it is not a refusal and holds one gold string as a whole token (``bench.direct_fallback.holds_gold``).
 The summary gives right and refused per setting, the questions won and lost, McNemar's exact p, and
@@ -34,7 +34,12 @@ from bench.partials import append_row, finished_rows, partial_path, save_run  # 
 from core.settings import load_settings  # noqa: E402
 from tools.knowledge_base.ingest import ingest  # noqa: E402
 
-QUESTION_FILES = ("direct_probe_paraphrased", "cross_lingual_questions", "cross_lingual_heldout")
+QUESTION_FILES = (
+    "direct_probe_paraphrased",
+    "cross_lingual_questions",
+    "cross_lingual_heldout",
+    "pinyin_names_questions",
+)
 
 
 def document_questions(name: str) -> list[dict[str, Any]]:

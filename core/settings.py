@@ -385,6 +385,12 @@ class GraphSettings(BaseModel):
         "is attributed to a passage, and in the fitted draft verifier's word share",
     )
 
+    names_across_scripts: bool = Field(
+        False,
+        description="with retry_across_languages: a name the question writes in pinyin that the passages "
+        "found write in Chinese characters (\"Nanzhou\" → 南州), or the reverse, is written as the passages "
+        "write it before the question is translated, instead of leaving the model to guess the characters",
+    )
     strips_follow_paragraphs: bool = Field(
         False,
         description="refinement's strips never cross a blank line, and a sentence shorter than 40 "

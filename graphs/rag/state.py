@@ -139,6 +139,9 @@ class RagState(TypedDict, total=False):
     queries_issued: Annotated[list[str], PerTurn([]), operator.add]  # every query this turn
     # the languages the latest search's candidates are written in: a retry also searches in the others
     passage_languages: Annotated[list[str], PerTurn([])]
+    # names of the question that those candidates write in their own script ("Nanzhou" → "南州"): a
+    # retry's translation of the question uses their spelling
+    passage_spellings: Annotated[dict[str, str], PerTurn({})]
     hits: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True), merge_hits]  # Hit dicts
     crag_grade: Annotated[CragGrade | None, PerTurn(None)]
     crag_action: Annotated[CragAction | None, PerTurn(None)]

@@ -127,3 +127,22 @@ def test_without_the_switch_the_direct_questions_pass_falls_back_to_memory(make_
     state = run_turn(direct_question_graph(make_graph), QUESTION)
     assert nodes_run(state).count("retrieve") == 1 and nodes_run(state)[-2] == "generate_direct"
     assert state["answer"] == "大多数公司允许每周两天。" and not state["citations"]
+
+
+def test_the_translation_is_asked_with_the_names_as_the_passages_write_them(make_graph) -> None:
+    # "Qinghe" in pinyin, 清河 in the Chinese passages the search found (graph.names_across_scripts):
+    # the model translates a question that already holds the characters instead of guessing them.
+    llm = chat(translate_query="清河渡口的第一班渡船几点出发？")
+    _, settings = make_graph(llm, web=None, graph=ACROSS)
+    from graphs.rag.resources import Resources
+
+    state = {
+        "standalone_question": "When does the first ferry leave Qinghe?",
+        "language": "en",
+        "passage_languages": ["en", "zh"],
+        "passage_spellings": {"Qinghe": "清河"},
+    }
+    queries = retry_queries(state, {}, Resources(settings, llm=llm), "why")
+    assert queries == ["远程办公 天数", "清河渡口的第一班渡船几点出发？"]
+    asked = dict(llm.calls)["translate_query"]
+    assert asked[-1].content == "When does the first ferry leave 清河?"

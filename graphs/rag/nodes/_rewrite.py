@@ -13,6 +13,7 @@ from graphs.rag.nodes._question_facts import in_users_script, question_language
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
+from tools.pinyin_names import with_passage_spellings
 
 
 def retry_queries(state: RagState, config: RunnableConfig, resources: Resources, why: str) -> list[str]:
@@ -54,7 +55,10 @@ def rewritten_query(state: RagState, config: RunnableConfig, resources: Resource
 def translated_question(
     state: RagState, config: RunnableConfig, resources: Resources, language: str
 ) -> str | None:
-    """One LLM call: the question in ``language`` ('en' / 'zh'); None when the reply is not in it."""
+    """One LLM call: the question in ``language`` ('en' / 'zh'); None when the reply is not in it. The
+    names the passages write in their own script are written so before translating (the prompt keeps
+    names as they are), instead of leaving the model to guess the characters of a pinyin name."""
     system = load_prompt("translate_query").format(language=language_name(language))
-    translation = one_line(ask_text(resources.llm, system, state["standalone_question"], config))
+    question = with_passage_spellings(state["standalone_question"], state.get("passage_spellings") or {})
+    translation = one_line(ask_text(resources.llm, system, question, config))
     return translation if translation and question_language(translation) == language else None

@@ -16,6 +16,7 @@ from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.text_units import detect_language
+from tools.pinyin_names import names_in_passage_script
 from tools.rerank.base import rerank_for_queries
 from tools.search import require_groups
 
@@ -33,14 +34,25 @@ def describe_hit(hit: Hit) -> dict[str, Any]:
 
 
 def search_and_rerank(
-    resources: Resources, queries: list[str], rerank_queries: list[str], groups: list[str], top_n: int
+    resources: Resources,
+    queries: list[str],
+    rerank_queries: list[str],
+    groups: list[str],
+    top_n: int,
+    spell_names_in: tuple[str, str] | None = None,
 ) -> tuple[list[Hit], dict[str, Any]]:
     """Search ``queries`` (fused), rerank the candidates against ``rerank_queries`` (each passage keeps
-    its best score), keep ``top_n``. The facts name the languages the candidates are written in.
+    its best score), keep ``top_n``. The facts name the languages the candidates are written in, and
+    with ``spell_names_in`` (the question and its language) the names of the question that candidates
+    in another language write in their own script (``tools.pinyin_names``).
 
     A hosted reranker that fails degrades to the fusion order instead of failing the run."""
     candidates = resources.search(queries, groups, max(resources.options.rerank_candidates, top_n))
     facts: dict[str, Any] = {"candidates": len(candidates), "languages": written_in(candidates)}
+    if spell_names_in is not None:
+        question, language = spell_names_in
+        others = [h.text for h in candidates if h.origin == "kb" and detect_language(h.text) != language]
+        facts["names"] = names_in_passage_script(question, others) if others else {}
     try:
         reranker = resources.reranker
         hits = rerank_for_queries(reranker, rerank_queries, candidates, top_n)
@@ -72,11 +84,14 @@ def retrieve(
     # A query in another language than the question is its translation (a retry's): passages in that
     # language are judged against it.
     rerank_queries = [queries[0]] if iterative else [question, *question_translations(state)]
-    hits, facts = search_and_rerank(resources, queries, rerank_queries, groups, top_n)
+    spell = resources.options.graph.retry_across_languages and resources.options.graph.names_across_scripts
+    spell_names_in = (question, state.get("language", "en")) if spell and not iterative else None
+    hits, facts = search_and_rerank(resources, queries, rerank_queries, groups, top_n, spell_names_in)
     return {
         "hits": hits_to_state(hits),
         "queries_issued": queries,
         "passage_languages": facts["languages"],
+        "passage_spellings": facts.get("names") or {},
         "decision": {
             "queries": queries,
             "groups": require_groups(groups),  # whose documents were searched (the caller's + public)
