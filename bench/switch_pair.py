@@ -82,6 +82,7 @@ def main() -> int:
     parser.add_argument("--switch", required=True, help="a boolean field of the graph settings")
     parser.add_argument("--questions", nargs="+", choices=QUESTION_FILES, default=list(QUESTION_FILES))
     parser.add_argument("--out", required=True)
+    parser.add_argument("--also", nargs="*", default=[], help="graph switches turned on in both settings")
     args = parser.parse_args()
     items = [q for name in args.questions for q in document_questions(name)]
     partial = partial_path(Path(args.out).stem)
@@ -89,7 +90,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ragpilot-switch-pair-") as home:
         agents = {}
         for name, value in (("on", True), ("off", False)):
-            settings = load_settings(home=Path(home) / name, graph={args.switch: value})
+            switches = {**{also: True for also in args.also}, args.switch: value}
+            settings = load_settings(home=Path(home) / name, graph=switches)
             ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
             agents[name] = Agent(settings)
         rows = []
@@ -113,7 +115,7 @@ def main() -> int:
             agent.close()
     by_kind = {name: summary([r for r in rows if r["file"] == name]) for name in args.questions}
     by_kind["all"] = summary(rows)
-    save_run(args.out, "bench.switch_pair", by_kind, rows, switch=args.switch)
+    save_run(args.out, "bench.switch_pair", by_kind, rows, switch=args.switch, also_on=args.also)
     return 0
 
 
