@@ -388,19 +388,13 @@ class GraphSettings(BaseModel):
     names_across_scripts: bool = Field(
         False,
         description="with retry_across_languages: a name the question writes in pinyin that the passages "
-        'found write in Chinese characters ("Nanzhou" → 南州), or the reverse, is written as the passages '
+        "found write in Chinese characters (\"Nanzhou\" → 南州), or the reverse, is written as the passages "
         "write it before the question is translated, instead of leaving the model to guess the characters",
-    )
-    respell_names_in_search: bool = Field(
-        False,
-        description="with names_across_scripts: every search whose candidates write a name of the question "
-        "in their own script also searches the question with that spelling (no LLM call), not only a retry's "
-        "translation",
     )
     strips_follow_paragraphs: bool = Field(
         False,
         description="refinement's strips never cross a blank line, and a sentence shorter than 40 "
-        'characters joins the sentence before it ("Its manager is …" continues what precedes it) '
+        "characters joins the sentence before it (\"Its manager is …\" continues what precedes it) "
         "instead of the next one; off: every short sentence joins the next, across paragraphs",
     )
 
