@@ -87,8 +87,9 @@ def _longest_first(pairs: dict[str, str]) -> dict[str, str]:
     return dict(sorted(kept.items(), key=lambda item: -len(item[0])))
 
 
-def with_passage_spellings(question: str, names: dict[str, str]) -> str:
-    """``question`` with each name written as the passages write it."""
+def with_passage_spellings(question: str, names: dict[str, str], *, beside: bool = False) -> str:
+    """``question`` with each name written as the passages write it, instead of the question's spelling
+    or, with ``beside``, after it in brackets ("Who wrote Yuxiang (雨巷)?")."""
     for name, spelling in names.items():
-        question = question.replace(name, spelling)
+        question = question.replace(name, f"{name} ({spelling})" if beside else spelling)
     return question

@@ -146,3 +146,18 @@ def test_the_translation_is_asked_with_the_names_as_the_passages_write_them(make
     assert queries == ["远程办公 天数", "清河渡口的第一班渡船几点出发？"]
     asked = dict(llm.calls)["translate_query"]
     assert asked[-1].content == "When does the first ferry leave 清河?"
+
+
+def test_the_reader_is_shown_the_passages_spelling_of_a_name_beside_the_questions() -> None:
+    from graphs.rag.nodes.generate_answer import answer_prompt
+
+    state = {
+        "standalone_question": "When does the first ferry leave Qinghe?",
+        "language": "en",
+        "context": [],
+        "passage_spellings": {"Qinghe": "清河"},
+    }
+    _, user = answer_prompt(state, strict=False)
+    assert user.count("Question: When does the first ferry leave Qinghe (清河)?") == 2
+    _, user = answer_prompt({**state, "passage_spellings": {}}, strict=False)
+    assert "(清河)" not in user

@@ -65,3 +65,12 @@ def test_the_question_is_rewritten_with_the_passages_spelling() -> None:
     assert (
         with_passage_spellings("When does the first ferry leave?", {}) == "When does the first ferry leave?"
     )
+
+
+def test_the_reader_sees_the_passages_spelling_beside_the_questions() -> None:
+    names = {"Qinghe": "清河"}
+    question = "When does the first ferry leave Qinghe?"
+    assert (
+        with_passage_spellings(question, names, beside=True)
+        == "When does the first ferry leave Qinghe (清河)?"
+    )

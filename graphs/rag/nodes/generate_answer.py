@@ -24,6 +24,7 @@ from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
 from tools.knowledge_base.sparse import tokenize
+from tools.pinyin_names import with_passage_spellings
 
 NOT_FOUND = "NOT_FOUND"
 # A bound no first token falls under: P(NOT_FOUND) is reported and greedy decoding still decides.
@@ -34,11 +35,14 @@ _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 def answer_prompt(state: RagState, *, strict: bool, match_script: bool = True) -> tuple[str, str]:
     """(system, user) messages for the generator: passages delimited as data, then the question."""
     system = load_prompt("generate_answer")
-    # The question comes before the passages as well as after: a small model reads them for it.
-    user = f"Question: {state['standalone_question']}\n\n{format_passages(state.get('context') or [])}\n\n"
-    user += (
-        f"Question: {state['standalone_question']}\nAnswer language: {answer_language(state, match_script)}"
+    # A name the passages write in the other script is shown in their spelling beside the question's
+    # ("Who wrote Yuxiang (雨巷)?"): the 1.5B reader does not match pinyin with characters itself.
+    question = with_passage_spellings(
+        state["standalone_question"], state.get("passage_spellings") or {}, beside=True
     )
+    # The question comes before the passages as well as after: a small model reads them for it.
+    user = f"Question: {question}\n\n{format_passages(state.get('context') or [])}\n\n"
+    user += f"Question: {question}\nAnswer language: {answer_language(state, match_script)}"
     if strict:
         system = f"{system}\n\n{load_prompt('generate_answer_strict')}"
         unsupported = [v["sentence"] for v in state.get("support") or [] if v["verdict"] == "not"]
