@@ -388,13 +388,14 @@ class GraphSettings(BaseModel):
     names_across_scripts: bool = Field(
         False,
         description="with retry_across_languages: a name the question writes in pinyin that the passages "
-        "found write in Chinese characters (\"Nanzhou\" → 南州), or the reverse, is written as the passages "
-        "write it before the question is translated, instead of leaving the model to guess the characters",
+        'found write in Chinese characters ("Nanzhou" → 南州), or the reverse: the search also runs and '
+        "reranks the question with the passages' spelling (no LLM call), a retry's translation is asked "
+        "with it, and the reader sees it beside the question's, instead of leaving the model to guess",
     )
     strips_follow_paragraphs: bool = Field(
-        False,
+        True,
         description="refinement's strips never cross a blank line, and a sentence shorter than 40 "
-        "characters joins the sentence before it (\"Its manager is …\" continues what precedes it) "
+        'characters joins the sentence before it ("Its manager is …" continues what precedes it) '
         "instead of the next one; off: every short sentence joins the next, across paragraphs",
     )
 

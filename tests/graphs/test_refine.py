@@ -200,3 +200,14 @@ def test_a_passage_of_only_short_sentences_is_still_cut_and_loses_nothing() -> N
     text = "Open daily. Free entry. No dogs."
     assert sentence_strips(text) == ["Open daily. Free entry. No dogs."]
     assert sentence_strips("") == []
+
+
+def test_the_question_with_its_names_as_the_passages_write_them_scores_the_strips_too() -> None:
+    state = {
+        "standalone_question": "When does the first ferry leave Qinghe?",
+        "language": "en",
+        "queries": ["When does the first ferry leave Qinghe?"],
+        "passage_spellings": {"Qinghe": "清河"},
+    }
+    assert refinement_queries(state)[1:] == ["When does the first ferry leave 清河?"]
+    assert refinement_queries({**state, "passage_spellings": {}})[1:] == []

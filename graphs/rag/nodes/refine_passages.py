@@ -38,6 +38,7 @@ from graphs.rag.state import ContextPassage, RagState
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.sparse import tokenize
 from tools.knowledge_base.text_units import split_paragraphs, split_sentences
+from tools.pinyin_names import with_passage_spellings
 from tools.providers.embedder_base import Embedder
 
 STRIP_MIN_CHARS = 40  # a shorter sentence ("See below.") is joined to the next one
@@ -261,6 +262,9 @@ def refinement_queries(state: RagState) -> list[str]:
     queries = [facts_of(state).search_text]
     queries += [r for r in state.get("reasoning") or [] if r.strip()]
     queries += question_translations(state)
+    spellings = state.get("passage_spellings") or {}
+    if spellings:  # the question with its names as the passages write them (graph.names_across_scripts)
+        queries.append(with_passage_spellings(state["standalone_question"], spellings))
     return queries
 
 

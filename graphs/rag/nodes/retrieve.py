@@ -16,7 +16,7 @@ from graphs.rag.run_context import RunContext, run_context
 from graphs.rag.state import RagState
 from tools.knowledge_base.records import Hit
 from tools.knowledge_base.text_units import detect_language
-from tools.pinyin_names import names_in_passage_script
+from tools.pinyin_names import names_in_passage_script, with_passage_spellings
 from tools.rerank.base import rerank_for_queries
 from tools.search import require_groups
 
@@ -87,6 +87,11 @@ def retrieve(
     spell = resources.options.graph.retry_across_languages and resources.options.graph.names_across_scripts
     spell_names_in = (question, state.get("language", "en")) if spell and not iterative else None
     hits, facts = search_and_rerank(resources, queries, rerank_queries, groups, top_n, spell_names_in)
+    respelled = with_passage_spellings(question, facts.get("names") or {})
+    if respelled not in (question, *queries):
+        # candidates write a name of the question in their own script: search and judge that spelling too
+        queries, rerank_queries = [*queries, respelled], [*rerank_queries, respelled]
+        hits, facts = search_and_rerank(resources, queries, rerank_queries, groups, top_n, spell_names_in)
     return {
         "hits": hits_to_state(hits),
         "queries_issued": queries,
