@@ -88,6 +88,17 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def agents_over_user_documents(home: Path, graph_settings: dict[str, dict[str, Any]]) -> dict[str, Agent]:
+    """One agent per named graph setting, each over its own copy of the follow-up benchmark's documents
+    and the bundled samples (English and Chinese) under ``home``."""
+    agents = {}
+    for name, switches in graph_settings.items():
+        settings = load_settings(home=home / name, graph=switches)
+        ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
+        agents[name] = Agent(settings)
+    return agents
+
+
 def answer_row(agent: Agent, question: str) -> dict[str, Any]:
     answer = agent.ask(question).model_dump()
     return {
@@ -128,11 +139,7 @@ def main() -> int:
         }
 
     with tempfile.TemporaryDirectory(prefix="ragpilot-cross-lingual-") as home:
-        agents = {}
-        for name, switches in SETTINGS.items():
-            settings = load_settings(home=Path(home) / name, graph=switches)
-            ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
-            agents[name] = Agent(settings)
+        agents = agents_over_user_documents(Path(home), SETTINGS)
         rows = []
         for item in items:
             if item["question"] in done:

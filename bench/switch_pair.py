@@ -27,12 +27,9 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from agent.agent import Agent  # noqa: E402
-from bench.cross_lingual import answer_row  # noqa: E402
+from bench.cross_lingual import agents_over_user_documents, answer_row  # noqa: E402
 from bench.direct_fallback import holds_gold  # noqa: E402
 from bench.partials import append_row, finished_rows, partial_path, save_run  # noqa: E402
-from core.settings import load_settings  # noqa: E402
-from tools.knowledge_base.ingest import ingest  # noqa: E402
 
 QUESTION_FILES = (
     "direct_probe_paraphrased",
@@ -88,12 +85,10 @@ def main() -> int:
     partial = partial_path(Path(args.out).stem)
     done = finished_rows(partial)
     with tempfile.TemporaryDirectory(prefix="ragpilot-switch-pair-") as home:
-        agents = {}
-        for name, value in (("on", True), ("off", False)):
-            switches = {**{also: True for also in args.also}, args.switch: value}
-            settings = load_settings(home=Path(home) / name, graph=switches)
-            ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
-            agents[name] = Agent(settings)
+        both = {also: True for also in args.also}
+        agents = agents_over_user_documents(
+            Path(home), {"on": {**both, args.switch: True}, "off": {**both, args.switch: False}}
+        )
         rows = []
         for item in items:
             if item["question"] in done:
