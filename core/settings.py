@@ -386,7 +386,7 @@ class GraphSettings(BaseModel):
     )
 
     names_across_scripts: bool = Field(
-        False,
+        True,
         description="with retry_across_languages: a name the question writes in pinyin that the passages "
         'found write in Chinese characters ("Nanzhou" → 南州), or the reverse: the search also runs and '
         "reranks the question with the passages' spelling (no LLM call), a retry's translation is asked "
