@@ -148,39 +148,30 @@ def columns(features: dict[str, Any]) -> dict[str, float]:
     return {**model_inputs(features), "top_rerank": float(features.get("top_rerank") or 0.0)}
 
 
-def replay(row: dict[str, Any], keeps: Any) -> bool:
-    """The question's outcome under a verifier (``keeps(features) -> bool``), as the docstring tells."""
+def replay(row: dict[str, Any], keeps: Any) -> tuple[bool, bool]:
+    """The question under a verifier (``keeps(features) -> bool``), as the docstring tells: whether it
+    ends with an answer (right or wrong) rather than a refusal, and whether its outcome is correct."""
     for check in row["checks"]:
         if keeps(check["features"]) and not check["others"]:
-            return bool(check["right"]) if row["answerable"] else False
+            return True, bool(check["right"]) and row["answerable"]
         if check["kept"] and not check["others"]:
-            return not row["answerable"]  # the recorded run stopped here; the replayed one refuses
+            return False, not row["answerable"]  # the recorded run stopped here; the replayed one refuses
     if not row["checks"]:
-        return row["answer_right"] if row["answerable"] else row["refused"]
-    return not row["answerable"]
+        return not row["refused"], row["answer_right"] if row["answerable"] else row["refused"]
+    return False, not row["answerable"]
 
 
 def by_dataset(rows: list[dict[str, Any]], keeps: Any) -> dict[str, Any]:
     groups: dict[str, list[bool]] = defaultdict(list)
     refused: dict[str, int] = defaultdict(int)
     for row in rows:
-        correct = replay(row, keeps)
+        answered, correct = replay(row, keeps)
         groups[row["dataset"]].append(correct)
-        refused[row["dataset"]] += row["answerable"] and not correct and not _answers(row, keeps)
+        refused[row["dataset"]] += row["answerable"] and not correct and not answered
     figures = {d: {"questions": len(v), "outcome_correct": sum(v), "accuracy": round(sum(v) / len(v), 3),
                    "answerable_refused": refused[d]} for d, v in sorted(groups.items())}  # fmt: skip
     figures["macro_accuracy"] = round(sum(f["accuracy"] for f in figures.values()) / len(groups), 4)
     return figures
-
-
-def _answers(row: dict[str, Any], keeps: Any) -> bool:
-    """Whether the replayed question ends with an answer (right or wrong) rather than a refusal."""
-    for check in row["checks"]:
-        if keeps(check["features"]) and not check["others"]:
-            return True
-        if check["kept"] and not check["others"]:
-            return False
-    return not row["checks"] and not row["refused"]
 
 
 def drafts(rows: list[dict[str, Any]]) -> tuple[list[dict[str, float]], list[bool]]:
@@ -250,10 +241,11 @@ def main() -> None:
     counts: dict[str, int] = defaultdict(int)
     for r in rows:
         counts[r["dataset"]] += 1
+    _, labels = drafts(rows)
     result = {
         "questions": dict(counts),
-        "drafts": len(drafts(rows)[1]),
-        "right_drafts": sum(drafts(rows)[1]),
+        "drafts": len(labels),
+        "right_drafts": sum(labels),
         **evaluate(rows),
         "load_average": os.getloadavg(),
         "command": "python -m bench.draft_verifier_traces " + " ".join(sys.argv[1:]),

@@ -88,37 +88,28 @@ def sentence_strips(text: str, follow_paragraphs: bool = True) -> list[str]:
     instead of the next one, which it would lend its "it" to. Without it, the passage is one run of
     sentences and every short sentence joins the next."""
     if not follow_paragraphs:
-        return _joined_forward(split_sentences(text))
-    return [
-        strip
-        for paragraph in split_paragraphs(text)
-        for strip in _joined_backward(split_sentences(paragraph))
-    ]
+        return _joined(split_sentences(text), join_back=False)
+    return [strip for paragraph in split_paragraphs(text) for strip in _joined(split_sentences(paragraph))]
 
 
-def _joined_forward(sentences: Sequence[str]) -> list[str]:
-    strips: list[str] = []
-    pending = ""
-    for number, sentence in enumerate(sentences, start=1):
-        pending = f"{pending} {sentence}" if pending else sentence
-        if len(pending) < STRIP_MIN_CHARS and number < len(sentences):
-            continue
-        strips.append(pending)
-        pending = ""
-    return strips
-
-
-def _joined_backward(sentences: Sequence[str]) -> list[str]:
-    """One paragraph's strips: a short sentence joins the strip before it, unless that strip already took
-    one (strips stay a few sentences long where every sentence is short, as in Chinese) or the sentence
-    ends with a colon (it introduces what follows); a short sentence with no strip before it in the
-    paragraph joins the next one, as a lead-in."""
+def _joined(sentences: Sequence[str], join_back: bool = True) -> list[str]:
+    """Strips of a run of sentences. A short sentence joins the next one; with ``join_back`` it joins
+    the strip before it instead, unless that strip already took one (strips stay a few sentences long
+    where every sentence is short, as in Chinese) or the sentence ends with a colon (it introduces
+    what follows). A short sentence with no strip before it joins the next one, as a lead-in."""
     strips: list[str] = []
     took_one: list[bool] = []
     pending = ""
     for number, sentence in enumerate(sentences, start=1):
         short = len(sentence) < STRIP_MIN_CHARS
-        if short and not pending and strips and not took_one[-1] and not sentence.endswith((":", "：")):
+        if (
+            join_back
+            and short
+            and not pending
+            and strips
+            and not took_one[-1]
+            and not sentence.endswith((":", "："))
+        ):
             strips[-1] = f"{strips[-1]} {sentence}"
             took_one[-1] = True
             continue

@@ -48,10 +48,14 @@ def search_and_rerank(
 
     A hosted reranker that fails degrades to the fusion order instead of failing the run."""
     candidates = resources.search(queries, groups, max(resources.options.rerank_candidates, top_n))
-    facts: dict[str, Any] = {"candidates": len(candidates), "languages": written_in(candidates)}
+    written = [(h.text, detect_language(h.text)) for h in candidates if h.origin == "kb"]  # once each
+    facts: dict[str, Any] = {
+        "candidates": len(candidates),
+        "languages": sorted({language for _, language in written} & {"en", "zh"}),
+    }
     if spell_names_in is not None:
         question, language = spell_names_in
-        others = [h.text for h in candidates if h.origin == "kb" and detect_language(h.text) != language]
+        others = [text for text, written_language in written if written_language != language]
         facts["names"] = names_in_passage_script(question, others) if others else {}
     try:
         reranker = resources.reranker
@@ -61,12 +65,6 @@ def search_and_rerank(
         hits = candidates[:top_n]
         facts["reranker"] = f"unavailable ({exc}); fusion order kept"
     return hits, facts
-
-
-def written_in(hits: list[Hit]) -> list[str]:
-    """The languages ('en', 'zh') the knowledge-base hits are written in, sorted."""
-    found = {detect_language(hit.text) for hit in hits if hit.origin == "kb"}
-    return sorted(found & {"en", "zh"})
 
 
 @records_step
