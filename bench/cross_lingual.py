@@ -35,6 +35,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,13 +89,15 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def agents_over_user_documents(home: Path, graph_settings: dict[str, dict[str, Any]]) -> dict[str, Agent]:
+def agents_over_user_documents(
+    home: Path, graph_settings: dict[str, dict[str, Any]], extra: Sequence[Path] = ()
+) -> dict[str, Agent]:
     """One agent per named graph setting, each over its own copy of the follow-up benchmark's documents
-    and the bundled samples (English and Chinese) under ``home``."""
+    and the bundled samples (English and Chinese), and the ``extra`` folders, under ``home``."""
     agents = {}
     for name, switches in graph_settings.items():
         settings = load_settings(home=home / name, graph=switches)
-        ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples"], settings, progress=False)
+        ingest([REPO / "bench" / "follow_ups" / "docs", REPO / "samples", *extra], settings, progress=False)
         agents[name] = Agent(settings)
     return agents
 

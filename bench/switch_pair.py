@@ -2,9 +2,13 @@
 
 Both settings answer, in one sitting, every question with a gold answer of the named files in
 ``bench/data`` (``direct_probe_paraphrased``: its document questions; ``cross_lingual_questions``;
-``cross_lingual_heldout``; ``pinyin_names_questions``: names written in pinyin, session 33), over the knowledge base of ``bench.cross_lingual`` (the follow-up
-benchmark's Markdown documents and the bundled samples, English and Chinese). An answer is right when
-it is not a refusal and holds one gold string as a whole token (``bench.direct_fallback.holds_gold``).
+``cross_lingual_heldout``; ``pinyin_names_questions``: names written in pinyin, session 33;
+``multi_hop_questions``: bridge and comparison questions across documents, session 34), over the
+knowledge base of ``bench.cross_lingual`` (the follow-up benchmark's Markdown documents and the bundled
+samples, English and Chinese; with ``multi_hop_questions`` also ``bench/multi_hop/docs``, fictional
+towns, people and firms that no model knows by heart). An answer is right when it is not a refusal and
+holds one gold string as a whole token (``bench.direct_fallback.holds_gold``); to a question marked
+``"answerable": false`` a refusal is right.
 The summary gives right and refused per setting, the questions won and lost, McNemar's exact p, and
 LLM calls. Results go to ``bench/results/<out>``; finished questions are kept in a partial file, so an
 interrupted run resumes.
@@ -36,13 +40,22 @@ QUESTION_FILES = (
     "cross_lingual_questions",
     "cross_lingual_heldout",
     "pinyin_names_questions",
+    "multi_hop_questions",
 )
+# Documents a question file needs beside the shared knowledge base.
+EXTRA_DOCUMENTS = {"multi_hop_questions": REPO / "bench" / "multi_hop" / "docs"}
 
 
 def document_questions(name: str) -> list[dict[str, Any]]:
     lines = (REPO / "bench" / "data" / f"{name}.jsonl").read_text("utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
-    return [{**r, "file": name} for r in rows if r.get("gold")]
+    return [{**r, "file": name} for r in rows if r.get("gold") or r.get("answerable") is False]
+
+
+def is_right(item: dict[str, Any], answer: dict[str, Any]) -> bool:
+    if item.get("answerable") is False:
+        return bool(answer["refused"])
+    return not answer["refused"] and holds_gold(answer["answer"], item["gold"])
 
 
 def mcnemar_p(won: int, lost: int) -> float:
@@ -57,7 +70,7 @@ def mcnemar_p(won: int, lost: int) -> float:
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for row in rows:  # judged again from the saved answers: a resumed row keeps no stale verdict
         for name in ("on", "off"):
-            row[name]["right"] = not row[name]["refused"] and holds_gold(row[name]["answer"], row["gold"])
+            row[name]["right"] = is_right(row, row[name])
     won = [r["question"] for r in rows if r["on"]["right"] and not r["off"]["right"]]
     lost = [r["question"] for r in rows if r["off"]["right"] and not r["on"]["right"]]
     out: dict[str, Any] = {"questions": len(rows)}
@@ -87,7 +100,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ragpilot-switch-pair-") as home:
         both = {also: True for also in args.also}
         agents = agents_over_user_documents(
-            Path(home), {"on": {**both, args.switch: True}, "off": {**both, args.switch: False}}
+            Path(home),
+            {"on": {**both, args.switch: True}, "off": {**both, args.switch: False}},
+            [EXTRA_DOCUMENTS[name] for name in args.questions if name in EXTRA_DOCUMENTS],
         )
         rows = []
         for item in items:
@@ -96,9 +111,7 @@ def main() -> int:
                 continue
             row: dict[str, Any] = {**item, **{n: answer_row(a, item["question"]) for n, a in agents.items()}}
             for name in ("on", "off"):
-                row[name]["right"] = not row[name]["refused"] and holds_gold(
-                    row[name]["answer"], item["gold"]
-                )
+                row[name]["right"] = is_right(item, row[name])
             rows.append(row)
             append_row(partial, row)
             print(

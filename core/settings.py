@@ -398,6 +398,12 @@ class GraphSettings(BaseModel):
         'characters joins the sentence before it ("Its manager is …" continues what precedes it) '
         "instead of the next one; off: every short sentence joins the next, across paragraphs",
     )
+    reader_sees_reasoning: bool = Field(
+        False,
+        description="on the iterative route the reader also sees IRCoT's reasoning sentences, as notes "
+        'to check against the passages ("The founder of X was born in Y"): the 1.5B reader does not '
+        "join a bridge passage to the question by itself, though the reasoning already did",
+    )
 
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> GraphSettings:

@@ -32,7 +32,18 @@ RECORD_ONLY = 1e-9
 _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 
 
-def answer_prompt(state: RagState, *, strict: bool, match_script: bool = True) -> tuple[str, str]:
+def reasoning_notes(state: RagState, shown: bool) -> str:
+    """IRCoT's reasoning sentences as notes after the passages (``graph.reader_sees_reasoning``), or ''."""
+    reasoning = [r for r in state.get("reasoning") or [] if r.strip()]
+    if not shown or state.get("route") != "iterative" or not reasoning:
+        return ""
+    notes = "\n".join(f"- {r}" for r in reasoning)
+    return f"{load_prompt('reasoning_notes').strip()}\n{notes}\n\n"
+
+
+def answer_prompt(
+    state: RagState, *, strict: bool, match_script: bool = True, reasoning: bool = False
+) -> tuple[str, str]:
     """(system, user) messages for the generator: passages delimited as data, then the question."""
     system = load_prompt("generate_answer")
     # A name the passages write in the other script is shown in their spelling beside the question's
@@ -42,6 +53,7 @@ def answer_prompt(state: RagState, *, strict: bool, match_script: bool = True) -
     )
     # The question comes before the passages as well as after: a small model reads them for it.
     user = f"Question: {question}\n\n{format_passages(state.get('context') or [])}\n\n"
+    user += reasoning_notes(state, reasoning)
     user += f"Question: {question}\nAnswer language: {answer_language(state, match_script)}"
     if strict:
         system = f"{system}\n\n{load_prompt('generate_answer_strict')}"
@@ -119,7 +131,12 @@ def draft_update(
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     match_script = resources.options.graph.answer_in_users_script
-    system, user = answer_prompt(state, strict=False, match_script=match_script)
+    system, user = answer_prompt(
+        state,
+        strict=False,
+        match_script=match_script,
+        reasoning=resources.options.graph.reader_sees_reasoning,
+    )
     reply, not_found = ask_for_answer(resources, system, user, config)
     update = draft_update(
         reply,

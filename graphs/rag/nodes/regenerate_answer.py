@@ -17,7 +17,12 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
     """IsSup failed: write the answer again with stricter instructions (counts toward the bound)."""
     counter = state.get("support_retries", 0) + 1
     match_script = resources.options.graph.answer_in_users_script
-    system, user = answer_prompt(state, strict=True, match_script=match_script)
+    system, user = answer_prompt(
+        state,
+        strict=True,
+        match_script=match_script,
+        reasoning=resources.options.graph.reader_sees_reasoning,
+    )
     reply, not_found = ask_for_answer(resources, system, user, config)
     bound = resources.options.graph.max_support_retries
     update = draft_update(
