@@ -264,6 +264,12 @@ class GraphSettings(BaseModel):
         "or under 60% of its words) cites the one context passage that does instead: the small reader "
         "often cites the neighbouring passage, and the checks read only the cited ones",
     )
+    cite_bridges: bool = Field(
+        False,
+        description="with repoint_citations: a sentence that no one passage states, but two do together over "
+        'a name both hold ("X was founded by Y" and "Y was born in Z"), cites those two instead of '
+        "the one the reader chose, so that the checks read the bridge and the answer together",
+    )
     # On: on 74 held-out follow-ups written for other domains (bench.follow_up_rewrites) it acted on 2,
     # 2 won / 0 lost; on the follow-up benchmark's 8 Chinese pronoun conversations 6 -> 8 of 8 right
     # (docs/benchmarks.md, session 21). It runs only on follow-ups, after the rewrite, when it fails.

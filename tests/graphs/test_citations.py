@@ -211,3 +211,68 @@ def test_an_uncited_sentence_is_attributed_across_languages_by_its_numbers() -> 
     # a number no passage holds is attributed to none
     unmatched = "The Paris branch has 58 employees."
     assert attribute_uncited(unmatched, passages, tokenize, word_share_across_languages) == (unmatched, [])
+
+
+# Bridges over two passages (graph.cite_bridges): a water utility, a choir and its conductor, a bakery
+# (Chinese), and a band's figure a choir must not borrow.
+WATER = {1: "Tarnby gets its drinking water from the Holm reservoir, built in 1931.",
+         2: "The Holm reservoir is fed by the river Esk and holds 4 million cubic metres.",
+         3: "The river Esk rises on Black Fell."}  # fmt: skip
+CHOIR = {1: "The Vale Choir was founded in 1990 and is conducted by Mia Roe.",
+         2: "Mia Roe was born in Dunmore in 1962 and studied the organ.",
+         3: "The Dunmore Band has 48 players and tours each summer."}  # fmt: skip
+BAKERY = {1: "老周面包店由周卫国于2008年创办，店在西街。", 2: "周卫国出生于青石村，早年在上海学做面包。"}
+
+
+@pytest.mark.parametrize(
+    ("draft", "passages", "expected"),
+    [
+        # fires: the reader cites one end of the bridge
+        ("Tarnby's water comes from the Holm reservoir, which the river Esk feeds. [1]", WATER,
+         "Tarnby's water comes from the Holm reservoir, which the river Esk feeds. [1][2]"),
+        ("The conductor of the Vale Choir, Mia Roe, was born in 1962. [1]", CHOIR,
+         "The conductor of the Vale Choir, Mia Roe, was born in 1962. [1][2]"),
+        ("老周面包店的创办人周卫国出生于青石村。 [1]", BAKERY, "老周面包店的创办人周卫国出生于青石村。 [1][2]"),
+        # must not fire: two passages with nothing of the sentence in common (another group's figure)
+        ("The Vale Choir has 48 singers. [1]", CHOIR, None),
+        # must not fire: one passage states it (plain repointing), or its own passages already do
+        ("Mia Roe studied the organ. [1]", CHOIR, "Mia Roe studied the organ. [2]"),
+        ("The conductor of the Vale Choir, Mia Roe, was born in 1962. [1][2]", CHOIR, None),
+        # must not fire: a number neither passage of any pair states
+        ("The conductor of the Vale Choir, Mia Roe, was born in 1965. [1]", CHOIR, None),
+    ],
+)  # fmt: skip
+def test_a_sentence_two_passages_state_together_cites_both(draft, passages, expected) -> None:
+    text, changed = repoint_citations(draft, passages, tokenize, bridges=True)
+
+    assert text == (expected or draft)
+    assert bool(changed) == (expected is not None)
+
+
+def test_without_the_switch_a_bridge_keeps_the_readers_citation() -> None:
+    draft = "The conductor of the Vale Choir, Mia Roe, was born in 1962. [1]"
+
+    assert repoint_citations(draft, CHOIR, tokenize) == (draft, [])
+
+
+@pytest.mark.parametrize("switch", [True, False])
+def test_the_generator_cites_bridges_only_when_switched_on(switch: bool) -> None:
+    from core.settings import load_settings
+    from graphs.rag.nodes.generate_answer import generate_answer
+    from graphs.rag.resources import Resources
+    from tests.graphs.helpers import ScriptedChatModel
+
+    reply = "The conductor of the Vale Choir, Mia Roe, was born in 1962. [1]"
+    llm = ScriptedChatModel(replies={"generate_answer": reply})
+    context = [{"n": n, "chunk_id": f"choir::{n}", "doc_id": "choir", "source": "choir.md", "title": "Choir",
+                "page": None, "url": None, "origin": "kb", "text": text} for n, text in CHOIR.items()]  # fmt: skip
+    state = {
+        "standalone_question": "When was the Vale Choir's conductor born?",
+        "language": "en",
+        "context": context,
+    }
+    resources = Resources(load_settings(graph={"cite_bridges": switch}), llm=llm)
+
+    update = generate_answer(state, {}, resources=resources)
+
+    assert update["answer_draft"].endswith("[1][2]" if switch else "[1]")

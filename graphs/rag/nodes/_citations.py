@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from graphs.rag.lexicon import CITATION_MARKER, CJK_RUN, numbers_in, one_script
 from tools.knowledge_base.text_units import detect_language, split_sentences
@@ -167,15 +168,38 @@ def states_sentence(sentence: str, passage: str, tokenize: Callable[[str], list[
     )
 
 
+def bridging_pair(
+    sentence: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
+) -> tuple[int, int] | None:
+    """Two passages that state ``sentence`` together (every number, ``ATTRIBUTION_MIN_OVERLAP`` of its
+    words) and share one of its words, the bridge: "X, founded by Y, ..." in one and "Y was born in Z" in
+    the other. Each must hold a word of the sentence the other lacks. Two passages with nothing of the
+    sentence in common (one names the firm, the other another firm's figure) are no bridge. The pair
+    holding most of its words, or None."""
+    words = _units(_CITATION.sub("", sentence), tokenize)
+    best: tuple[float, int, int] | None = None
+    for (a, body_a), (b, body_b) in combinations(sorted(passages.items()), 2):
+        held_a, held_b = _units(body_a, tokenize) & words, _units(body_b, tokenize) & words
+        if not held_a & held_b or held_a <= held_b or held_b <= held_a:
+            continue
+        if states_sentence(sentence, f"{body_a}\n{body_b}", tokenize):
+            share = len(held_a | held_b) / len(words)
+            if best is None or share > best[0]:
+                best = (share, a, b)
+    return None if best is None else (best[1], best[2])
+
+
 def repoint_citations(
-    text: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]]
+    text: str, passages: Mapping[int, str], tokenize: Callable[[str], list[str]], *, bridges: bool = False
 ) -> tuple[str, list[dict[str, object]]]:
     """Cite the passage that states a sentence instead of the ones it cites, when those do not state it
     (a number of the sentence missing from them, or less than ``ATTRIBUTION_MIN_OVERLAP`` of its words)
     and one other passage does: the one holding most of its words. A small reader often cites the
-    neighbouring passage, and every check reads only the passages a sentence cites. A sentence no
-    passage states, or one its own passages state together (a bridge over two), keeps its citations.
-    Returns the text and what was changed."""
+    neighbouring passage, and every check reads only the passages a sentence cites. With ``bridges``
+    (``graph.cite_bridges``), when no one passage states it, the two that state it together over a
+    shared name (``bridging_pair``) are cited: a multi-hop answer's bridge and answer sit in different
+    passages and the reader cites one of them. A sentence no passage (or pair) states, or one its own
+    passages state together, keeps its citations. Returns the text and what was changed."""
     changed: list[dict[str, object]] = []
     rewritten: list[str] = []
     for sentence in answer_sentences(text):
@@ -186,10 +210,21 @@ def repoint_citations(
                 for n, body in passages.items()
                 if n not in sentence.citations and states_sentence(sentence.text, body, tokenize)
             ]
+            to: list[int] = []
             if others:
-                n = max(others, key=lambda pair: (pair[0], -pair[1]))[1]  # ties: the first passage
-                rewritten.append(f"{without_citations(sentence.text)} [{n}]")
-                changed.append({"sentence": sentence.text[:120], "from": sentence.citations, "to": n})
+                to = [max(others, key=lambda pair: (pair[0], -pair[1]))[1]]  # ties: the first passage
+            elif bridges and (pair := bridging_pair(sentence.text, passages, tokenize)) is not None:
+                to = list(pair)
+            if to:
+                marks = "".join(f"[{n}]" for n in to)
+                rewritten.append(f"{without_citations(sentence.text)} {marks}")
+                changed.append(
+                    {
+                        "sentence": sentence.text[:120],
+                        "from": sentence.citations,
+                        "to": to[0] if len(to) == 1 else to,
+                    }
+                )
                 continue
         rewritten.append(sentence.text)
     return (join_sentences(rewritten), changed) if changed else (text, [])

@@ -97,10 +97,12 @@ def draft_update(
     extra_decision: dict[str, Any],
     *,
     repoint: bool = False,
+    bridges: bool = False,
     match_script: bool = True,
     across_languages: bool = True,
 ) -> dict[str, Any]:
-    """The draft the checks read: citations normalised (and re-pointed with ``repoint``), and with
+    """The draft the checks read: citations normalised (and re-pointed with ``repoint``, to a bridging
+    pair of passages with ``bridges``), and with
     ``match_script`` written in the user's Chinese script (the passages' too, as a rule). An uncited
     sentence is attributed by ``word_share_across_languages`` with ``across_languages``
     (``graph.share_across_languages``): an English answer to an English question from a Chinese passage
@@ -113,7 +115,7 @@ def draft_update(
     draft = "" if refused else normalise_citations(_NOT_FOUND_RE.sub("", reply).strip(), valid)
     share = word_share_across_languages if across_languages else word_share
     draft, attributed = attribute_uncited(draft, texts, tokenize, share)
-    draft, repointed = repoint_citations(draft, texts, tokenize) if repoint else (draft, [])
+    draft, repointed = repoint_citations(draft, texts, tokenize, bridges=bridges) if repoint else (draft, [])
     sentences = answer_sentences(draft)
     decision = {
         "context_passages": len(valid),
@@ -143,6 +145,7 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         state,
         {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found},
         repoint=resources.options.graph.repoint_citations,
+        bridges=resources.options.graph.cite_bridges,
         across_languages=resources.options.graph.share_across_languages,
         match_script=match_script,
     )

@@ -30,6 +30,7 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
         state,
         {"retry": "support", "counter": counter, "bound": bound, **not_found},
         repoint=resources.options.graph.repoint_citations,
+        bridges=resources.options.graph.cite_bridges,
         across_languages=resources.options.graph.share_across_languages,
         match_script=match_script,
     )
