@@ -106,6 +106,7 @@ def answer_row(agent: Agent, question: str) -> dict[str, Any]:
     answer = agent.ask(question).model_dump()
     return {
         "answer": answer["answer"],
+        "short_answer": answer["short_answer"],
         "route": answer["route"],
         "refused": answer["refused"],
         "refusal_reason": answer["refusal_reason"],

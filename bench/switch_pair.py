@@ -8,7 +8,8 @@ knowledge base of ``bench.cross_lingual`` (the follow-up benchmark's Markdown do
 samples, English and Chinese; with ``multi_hop_questions`` also ``bench/multi_hop/docs``, fictional
 towns, people and firms that no model knows by heart). An answer is right when it is not a refusal and
 holds one gold string as a whole token (``bench.direct_fallback.holds_gold``); to a question marked
-``"answerable": false`` a refusal is right.
+``"answerable": false`` a refusal is right; a comparison with an ``other`` option is right when it
+names the gold option (``picks_gold``).
 The summary gives right and refused per setting, the questions won and lost, McNemar's exact p, and
 LLM calls. Results go to ``bench/results/<out>``; finished questions are kept in a partial file, so an
 interrupted run resumes.
@@ -55,7 +56,25 @@ def document_questions(name: str) -> list[dict[str, Any]]:
 def is_right(item: dict[str, Any], answer: dict[str, Any]) -> bool:
     if item.get("answerable") is False:
         return bool(answer["refused"])
-    return not answer["refused"] and holds_gold(answer["answer"], item["gold"])
+    if answer["refused"]:
+        return False
+    if item.get("other"):  # "Which is older, A or B?": both names are in most answers
+        return picks_gold(item, answer)
+    return holds_gold(answer["answer"], item["gold"])
+
+
+def picks_gold(item: dict[str, Any], answer: dict[str, Any]) -> bool:
+    """A comparison's answer names the gold option: its short answer holds the gold and not the other
+    option; without a short answer, the answer names the gold before the other option, if at all."""
+    short = answer.get("short_answer") or ""
+    if short:
+        return holds_gold(short, item["gold"]) and not holds_gold(short, item["other"])
+    text = answer["answer"]
+    first = {
+        name: min((i for g in item[name] if (i := text.find(g)) >= 0), default=-1)
+        for name in ("gold", "other")
+    }
+    return first["gold"] >= 0 and (first["other"] < 0 or first["gold"] < first["other"])
 
 
 def mcnemar_p(won: int, lost: int) -> float:
@@ -106,8 +125,8 @@ def main() -> int:
         )
         rows = []
         for item in items:
-            if item["question"] in done:
-                rows.append(done[item["question"]])
+            if item["question"] in done:  # the question's fields as the data file has them now
+                rows.append({**done[item["question"]], **item})
                 continue
             row: dict[str, Any] = {**item, **{n: answer_row(a, item["question"]) for n, a in agents.items()}}
             for name in ("on", "off"):

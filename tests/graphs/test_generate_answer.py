@@ -52,6 +52,8 @@ def test_the_iterative_reader_sees_the_reasoning_as_notes_before_the_question(
         ("single", ["Tarnby is supplied by the Holm reservoir."], True),  # a stale chain of another route
         ("iterative", [], True),  # no reasoning yet
         ("iterative", ["  "], True),
+        ("iterative", ["Which river feeds Tarnby?"], True),  # a step that only asks finds nothing
+        ("iterative", ["老周面包店的创始人是哪里人？"], True),
     ],
 )
 def test_no_notes_without_the_switch_the_route_or_a_reasoning_sentence(

@@ -33,8 +33,12 @@ _NOT_FOUND_RE = re.compile(r"\bNOT[_ ]FOUND\b\.?", re.IGNORECASE)
 
 
 def reasoning_notes(state: RagState, shown: bool) -> str:
-    """IRCoT's reasoning sentences as notes after the passages (``graph.reader_sees_reasoning``), or ''."""
-    reasoning = [r for r in state.get("reasoning") or [] if r.strip()]
+    """IRCoT's reasoning sentences as notes after the passages (``graph.reader_sees_reasoning``), or ''.
+    A sentence that asks (the model sometimes restates the question as its step) finds nothing and is
+    left out: the reader copied one into its answer."""
+    reasoning = [
+        r for r in state.get("reasoning") or [] if r.strip() and not r.rstrip().endswith(("?", "？"))
+    ]
     if not shown or state.get("route") != "iterative" or not reasoning:
         return ""
     notes = "\n".join(f"- {r}" for r in reasoning)
