@@ -18,11 +18,9 @@ Prompt cache: every graph step has its own system prompt, so consecutive calls (
 check, then the next question's answer) share no prefix with the call just before. llama.cpp keeps only
 the last prompt's state; a ``LlamaRAMCache`` keeps earlier ones, and a prompt that starts like one of
 them resumes from its state instead of evaluating the system prompt again (answer + check for three
-questions: 62% fewer prompt tokens evaluated). A resumed prefix is not bit-identical to evaluating the
-whole prompt, so a greedy reply can be worded differently: 39 of 46 HotpotQA answers came out the same,
-the others changed both ways (``bench/prompt_cache.py`` measures both settings). How often depends on the
-weight layout: unrepacked weights (chosen where they are faster, ``native_probe``) evaluate a batch
-with other kernels than a single token, so a prompt resumed whole from the cache changes more often. The reply's usage
+questions: 62% fewer prompt tokens evaluated). A prompt is resumed only where the result equals
+evaluating it whole (``llama_resume``: llama.cpp computes batches of fewer than 8 tokens with other
+kernels), so a reply does not depend on the calls before it or on the cache. The reply's usage
 reports the reused tokens as ``input_token_details.cache_read``, as ChatOpenAI does for OpenAI's
 prompt caching.
 """
@@ -47,6 +45,7 @@ from pydantic import BaseModel
 from core.errors import ProviderUnavailable
 from core.settings import Settings
 from tools.providers.llama_cpu import PROVIDER_LABEL, WeightRepacking, open_llama
+from tools.providers.llama_resume import ExactResume
 from tools.providers.local_gguf import GGUF_FILENAME, ensure_local_gguf
 from tools.providers.native_probe import safe_weight_repacking
 from tools.providers.structured_output import OutputSchema, structured_output_runnable
@@ -102,6 +101,7 @@ def load_llama(
             llama = open_llama(Path(key[0]), context_tokens, num_threads, verdict.use_extra_buffers)
             if prompt_cache_mb:
                 llama.set_cache(_prompt_state_cache(prompt_cache_mb << 20))
+            ExactResume(llama)
             loaded = _LoadedLlama(
                 llama,
                 load_seconds=time.perf_counter() - started,

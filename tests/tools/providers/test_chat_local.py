@@ -31,10 +31,9 @@ class CityFacts(BaseModel):
 
 @pytest.fixture(scope="module")
 def local_chat() -> LocalLlamaChatModel:
-    # Without the prompt-state cache: a prompt resumed from a cached state is not bit-identical to one
-    # evaluated whole (chat_local's docstring; with unrepacked weights the greedy reply to the same
-    # prompt can change), and these tests compare two replies to one prompt. The cache has its own tests.
-    return LocalLlamaChatModel.from_settings(load_settings(llm={"max_tokens": 40, "prompt_cache_mb": 0}))
+    # With the prompt-state cache (the default): tests that compare two replies to one prompt also check
+    # that a prompt resumed from the cache gets the reply it gets evaluated whole (llama_resume).
+    return LocalLlamaChatModel.from_settings(load_settings(llm={"max_tokens": 40}))
 
 
 @pytest.fixture(scope="module")
