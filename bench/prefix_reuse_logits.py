@@ -9,8 +9,11 @@ asks each question under one setting, then the other) diverge where neither sett
 
 For a prompt built from a fixed paragraph repeated ``--tokens // 40`` times (the default: 2,545
 tokens), the script evaluates it whole, then for each split point evaluates the prefix and the rest
-separately, and saves the largest absolute logit difference and whether the greedy token is the same.
-No network, one model load; 16 whole-prompt evaluations (minutes on 2 cores, about 15 at load 6).
+separately, and saves the largest absolute logit difference and whether the greedy token is the same
+(``rows``: llama.cpp's own evaluation, what llama-cpp-python did before ``llama_resume``). Then the same
+through ragpilot's model (``guarded_rows``): a prompt that shares all but that many tokens is answered
+first, then the prompt, whose logits are compared with the prompt's answered from nothing.
+No network, one model load; about 30 whole-prompt evaluations (minutes on 2 cores, more under load).
 
     .venv/bin/python -m bench.prefix_reuse_logits
 """
@@ -83,6 +86,38 @@ def main() -> int:
         )
         print(rows[-1], flush=True)
     repeated = float(np.abs(last_logits(0) - whole).max())
+
+    other = llama.tokenize(b" Moreover, the river floods every spring.", add_bos=False)
+
+    def answered_logits() -> Any:
+        seen: list[Any] = []
+
+        def keep(input_ids: Any, scores: Any) -> Any:
+            if not seen:
+                seen.append(np.array(scores, dtype=np.float64))
+            return scores
+
+        llama.create_completion(tokens, max_tokens=1, temperature=0, logits_processor=[keep])
+        return seen[0]
+
+    llama.reset()
+    cache, llama.cache = llama.cache, None
+    from_nothing = answered_logits()
+    llama.cache = cache
+    guarded_rows = []
+    for remainder in (1, 2, 3, 5, 7, 8, 9, 12, 16, 300, len(tokens) - 10, 0):
+        llama.create_completion(
+            tokens[: len(tokens) - remainder] + (other if remainder else []), max_tokens=4
+        )
+        logits = answered_logits()
+        guarded_rows.append(
+            {
+                "shared_with_the_call_before": len(tokens) - remainder,
+                "max_abs_logit_difference": round(float(np.abs(logits - from_nothing).max()), 6),
+                "same_greedy_token": bool(logits.argmax() == from_nothing.argmax()),
+            }
+        )
+        print(guarded_rows[-1], flush=True)
     save_result(
         "prefix_reuse_logits.json",
         {
@@ -92,6 +127,10 @@ def main() -> int:
             "repacking_reason": loaded.repacking_reason,
             "whole_prompt_again_max_abs_difference": repeated,
             "rows": rows,
+            "guarded_from_nothing_against_whole_max_abs_difference": float(
+                np.abs(from_nothing - whole).max()
+            ),
+            "guarded_rows": guarded_rows,
             "load_average": os.getloadavg(),
             "command": "python -m bench.prefix_reuse_logits " + " ".join(sys.argv[1:]),
         },
