@@ -3,8 +3,8 @@ single-shot route with the cache on, then off, in one process on the same index.
 
 The cached run goes first, so any warm-up (page cache, embedder) favours the uncached run. Reports
 latency p50/p95/mean per setting, the answer-contained and refusal rates, and how many answers came
-out word for word the same (a resumed prefix is not bit-identical to a full prompt
-evaluation, so a greedy 1.5B model sometimes words an answer differently).
+out word for word the same (all of them since ``llama_resume``: a resumed prefix is computed as a
+whole evaluation computes it; before, a greedy 1.5B model sometimes worded an answer differently).
 
     .venv/bin/python bench/prompt_cache.py --limit 20
 """
