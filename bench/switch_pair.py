@@ -16,6 +16,9 @@ interrupted run resumes.
 
     .venv/bin/python -m bench.switch_pair --switch strips_follow_paragraphs \
         --questions direct_probe_paraphrased cross_lingual_questions --out strips_follow_paragraphs.json
+
+``--check NAME`` pairs an answer check instead: 'on' runs it (the default), 'off' has it in
+``graph.checks_off`` (the ablation of one check on these questions).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import json
 import math
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,7 @@ if str(REPO) not in sys.path:
 from bench.cross_lingual import agents_over_user_documents, answer_row  # noqa: E402
 from bench.direct_fallback import holds_gold  # noqa: E402
 from bench.partials import append_row, finished_rows, partial_path, save_run  # noqa: E402
+from core.vocabulary import ANSWER_CHECK_NAMES  # noqa: E402
 
 QUESTION_FILES = (
     "direct_probe_paraphrased",
@@ -104,11 +109,26 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def arms(switch: str | None, check: str | None, also: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The graph settings of the two arms: a switch on and off, or a check run and switched off."""
+    both: dict[str, Any] = {name: True for name in also}
+    if check:
+        return {"on": both, "off": {**both, "checks_off": [check]}}
+    assert switch
+    return {"on": {**both, switch: True}, "off": {**both, switch: False}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--switch", required=True, help="a boolean field of the graph settings")
+    chosen = parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--switch", help="a boolean field of the graph settings")
+    chosen.add_argument(
+        "--check",
+        choices=ANSWER_CHECK_NAMES,
+        help="an answer check: 'on' runs it, 'off' has it in checks_off",
+    )
     parser.add_argument("--questions", nargs="+", choices=QUESTION_FILES, default=list(QUESTION_FILES))
     parser.add_argument("--out", required=True)
     parser.add_argument("--also", nargs="*", default=[], help="graph switches turned on in both settings")
@@ -117,10 +137,9 @@ def main() -> int:
     partial = partial_path(Path(args.out).stem)
     done = finished_rows(partial)
     with tempfile.TemporaryDirectory(prefix="ragpilot-switch-pair-") as home:
-        both = {also: True for also in args.also}
         agents = agents_over_user_documents(
             Path(home),
-            {"on": {**both, args.switch: True}, "off": {**both, args.switch: False}},
+            arms(args.switch, args.check, args.also),
             [EXTRA_DOCUMENTS[name] for name in args.questions if name in EXTRA_DOCUMENTS],
         )
         rows = []
@@ -142,7 +161,14 @@ def main() -> int:
             agent.close()
     by_kind = {name: summary([r for r in rows if r["file"] == name]) for name in args.questions}
     by_kind["all"] = summary(rows)
-    save_run(args.out, "bench.switch_pair", by_kind, rows, switch=args.switch, also_on=args.also)
+    save_run(
+        args.out,
+        "bench.switch_pair",
+        by_kind,
+        rows,
+        switch=args.switch or f"check {args.check}",
+        also_on=args.also,
+    )
     return 0
 
 

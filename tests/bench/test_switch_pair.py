@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.switch_pair import is_right, summary
+from bench.switch_pair import arms, is_right, summary
 
 ORCHARD = {
     "question": "Which orchard is older, Hillcrest or Millbrook?",
@@ -61,3 +61,14 @@ def test_the_summary_counts_won_and_lost_from_the_saved_answers():
     assert (out["on"]["right"], out["off"]["right"]) == (2, 1)
     assert out["won"] == [ORCHARD["question"]] and out["lost"] == []
     assert out["mcnemar_p"] == 1.0
+
+
+def test_a_switch_is_paired_on_against_off_with_the_also_switches_in_both_arms():
+    assert arms("cite_bridges", None, ["reader_sees_reasoning"]) == {
+        "on": {"reader_sees_reasoning": True, "cite_bridges": True},
+        "off": {"reader_sees_reasoning": True, "cite_bridges": False},
+    }
+
+
+def test_a_check_is_paired_run_against_switched_off():
+    assert arms(None, "unlikely_draft") == {"on": {}, "off": {"checks_off": ["unlikely_draft"]}}
