@@ -156,10 +156,18 @@ def main(argv: list[str] | None = None) -> int:
         help="with --force: keep the questions an interrupted run finished (qa_<run>.partial.jsonl)",
     )  # fmt: skip
     parser.add_argument(
+        "--qids", nargs="+", help="only these questions of the first N (the index keeps all N); needs --tag",
+    )  # fmt: skip
+    parser.add_argument(
+        "--tag", help="save as qa_<run>_<tag>.json, out of qa_summary.json (a subset, or another setting)",
+    )  # fmt: skip
+    parser.add_argument(
         "--summary-only", action="store_true",
         help="run nothing: rebuild qa_summary.json and its plot from the finished runs' JSON files",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.qids and not args.tag:
+        parser.error("--qids needs --tag: a subset's figures must not stand as the run's")
     if args.summary_only:
         return rebuild_summary()
 
@@ -172,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only or list(RUNS):
         spec = RUNS[name]
         limit = getattr(args, f"limit_{spec['limit']}")
-        out = RESULTS / f"qa_{name}.json"
+        stem = f"qa_{name}_{args.tag}" if args.tag else f"qa_{name}"
+        out = RESULTS / f"{stem}.json"
         if out.is_file() and not args.force:
             saved = json.loads(out.read_text())
             if saved_limit(saved) == limit:
@@ -181,9 +190,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
         config = QAEvalConfig(
             dataset=args.data / spec["file"], format=spec["format"], limit=limit, sample_seed=spec.get("seed"),
-            route=spec["route"], negative_only=spec.get("negative_only", False),
+            route=spec["route"], negative_only=spec.get("negative_only", False), qids=args.qids,
         )  # fmt: skip
-        partial = partial_path(f"qa_{name}")
+        partial = partial_path(stem)
         if args.force and not args.resume:
             partial.unlink(missing_ok=True)
         done = _resumable(partial, limit)
@@ -199,11 +208,17 @@ def main(argv: list[str] | None = None) -> int:
             config, home=args.home, progress=sys.stderr.isatty(), on_result=record, done=done
         )
         saved = report.model_dump(mode="json")
-        saved["command"] = f"python -m bench.qa --only {name} --limit-{spec['limit']} {limit}"
+        saved["command"] = "python -m bench.qa " + " ".join(argv if argv is not None else sys.argv[1:])
+        saved["settings_from_environment"] = {
+            k: v for k, v in os.environ.items() if k.startswith("RAGPILOT_")
+        }
         saved["load_average_at_end"] = os.getloadavg()[0]
         saved["resumed_questions"] = len(done)  # their time is not in "seconds"; their latencies are
         out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         partial.unlink(missing_ok=True)
+        if args.tag:
+            print(f"{name}: saved {out.name}: {json.dumps(headline(saved)['metrics'])}", flush=True)
+            continue
         summary["runs"][name] = headline(saved)
         print(
             f"{name}: {json.dumps(headline(saved)['metrics'])} in {time.perf_counter() - started:.0f} s",
