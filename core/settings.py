@@ -360,14 +360,6 @@ class GraphSettings(BaseModel):
         description="a draft whose cited passages do not state the question's year or Chinese ordinal near "
         "its short answer retrieves again, then is refused; off: the finding is recorded in the trace only",
     )
-    # Session 36: on a bridge question the year names the bridge ("the town of the 2019 winner's
-    # author"), which the passage stating the answer never states, so near the answer it is always unmet.
-    chain_constraints_anywhere: bool = Field(
-        False,
-        description="on the iterative route, the question's year or Chinese ordinal counts as met when any "
-        "passage the chain read states it (there it usually qualifies a hop, not the answer); off: it must "
-        "be stated near the short answer in a cited passage, as on the single route",
-    )
     checks_off: list[AnswerCheckName] = Field(
         default_factory=list,
         description="answer checks switched off (uncited, unstated_numbers, constraints, exclusions, "

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.rag.nodes._constraints import (
-    question_constraints,
-    unmet_constraints,
-    unread_constraints,
-    unstated_numbers,
-)
+from graphs.rag.nodes._constraints import question_constraints, unmet_constraints, unstated_numbers
 
 
 def test_a_figure_no_cited_passage_states_is_unstated() -> None:
@@ -82,62 +77,3 @@ def test_the_years_and_editions_a_question_names_are_its_constraints_labels_and_
     from graphs.rag.nodes._constraints import question_constraints
 
     assert question_constraints(question) == constraints
-
-
-# On a chain a constraint usually qualifies a hop, not the answer: "the river of the town that hosted
-# the 2012 summit" - the passage stating the river never names 2012. There it is met when a passage the
-# chain read states it at all (graph.chain_constraints_anywhere).
-@pytest.mark.parametrize(
-    ("constraints", "passages", "unread"),
-    [
-        (["2012"], ["The 2012 summit of the Baltic League met in Varna.", "Varna lies on the Devnya."], []),
-        (
-            ["2012"],
-            ["The 2011 summit of the Baltic League met in Varna.", "Varna lies on the Devnya."],
-            ["2012"],
-        ),
-        (["2012"], ["The club's 2012–13 season ended in May.", "Its coach was Ilse Brandt."], []),
-        (["2012"], ["The hall seats 12012 people."], ["2012"]),  # a year is a whole number
-        (["第三届"], ["第三届梅岭音乐节在青溪镇举办。", "青溪镇位于湖南省。"], []),
-        (["第三届"], ["第三屆梅嶺音樂節在青溪鎮舉辦。"], []),  # either script
-        (["第三届"], ["第二届梅岭音乐节在青溪镇举办。"], ["第三届"]),
-        (["1998", "第二届"], ["第二届评选于1998年举行。"], []),
-        (["1998", "第二届"], ["第二届评选于1999年举行。"], ["1998"]),
-        ([], ["Anything."], []),
-    ],
-)
-def test_on_a_chain_a_constraint_is_met_when_any_passage_read_states_it(
-    constraints, passages, unread
-) -> None:
-    assert unread_constraints(constraints, passages) == unread
-
-
-BRIDGE_CONTEXT = [
-    {"n": 1, "text": "The 2012 summit of the Baltic League met in Varna."},
-    {"n": 2, "text": "Varna lies on the Devnya river."},
-]
-
-
-@pytest.mark.parametrize(
-    ("route", "anywhere", "unmet"),
-    [
-        ("iterative", True, []),  # the chain read the passage stating 2012
-        ("iterative", False, ["2012"]),  # near the answer only, as before
-        ("single", True, ["2012"]),  # a single passage answers a single-hop question: near the answer
-    ],
-)
-def test_a_chains_constraint_is_read_anywhere_on_the_chain_only_when_switched_on(route, anywhere, unmet):
-    from core.answer import SupportVerdict
-    from core.settings import GraphSettings
-    from graphs.rag.nodes.check_support import constraint_check
-
-    state = {
-        "question": "Which river flows through the town that hosted the 2012 summit?",
-        "route": route,
-        "context": BRIDGE_CONTEXT,
-    }
-    verdicts = [
-        SupportVerdict(sentence="Varna lies on the Devnya river. [2]", citations=[2], verdict="stated")
-    ]
-    graph = GraphSettings(chain_constraints_anywhere=anywhere)
-    assert constraint_check(state, "Devnya", verdicts, graph)["unmet"] == unmet

@@ -90,12 +90,3 @@ def unmet_constraints(
             if best is None or len(missing) < len(best):
                 best = missing
     return [as_asked[c] for c in best or []]
-
-
-def unread_constraints(constraints: Sequence[str], passages: Sequence[str]) -> list[str]:
-    """The constraints no passage states at all (a year as a whole number, an ordinal in either
-    script). On a chain a constraint usually qualifies a hop ("the town of the 2019 winner's author"),
-    so the passage stating the answer need not state it; that a passage the chain read does is what can
-    be checked there."""
-    text = one_script("\n".join(passages))
-    return [c for c in constraints if not re.search(rf"(?<!\d){re.escape(one_script(c))}(?!\d)", text)]

@@ -31,10 +31,10 @@ from pydantic import BaseModel, Field, create_model
 
 from core.answer import SupportVerdict
 from core.settings import GraphSettings
-from core.vocabulary import JudgedSupport
+from core.vocabulary import AnswerCheckName, JudgedSupport
 from graphs.rag.answer_checks import failed_checks, next_step
 from graphs.rag.nodes._citations import AnswerSentence, answer_sentences, states_sentence
-from graphs.rag.nodes._constraints import unmet_constraints, unread_constraints, unstated_numbers
+from graphs.rag.nodes._constraints import unmet_constraints, unstated_numbers
 from graphs.rag.nodes._exclusions import repeated_exclusions
 from graphs.rag.nodes._llm import ask_structured, probability_yes
 from graphs.rag.nodes._passages import format_passages, neutralise_delimiters
@@ -111,15 +111,9 @@ def mark_unstated_numbers_unsupported(
     return found
 
 
-def constraint_check(
-    state: RagState, short_answer: str, verdicts: list[SupportVerdict], graph: GraphSettings
-) -> dict[str, Any]:
-    """The question's constraints (year, ordinal) against the passages stating the short answer; on the
-    iterative route with ``graph.chain_constraints_anywhere``, against every passage the chain read."""
+def constraint_check(state: RagState, short_answer: str, verdicts: list[SupportVerdict]) -> dict[str, Any]:
+    """The question's constraints (year, ordinal) against the passages stating the short answer."""
     constraints = facts_of(state).constraints
-    if graph.chain_constraints_anywhere and state.get("route") == "iterative":
-        read = [p["text"] for p in state.get("context") or []]
-        return {"constraints": constraints, "scope": "chain", "unmet": unread_constraints(constraints, read)}
     cited = {n for v in verdicts for n in v.citations}
     passages = [p["text"] for p in state.get("context") or [] if p["n"] in cited]
     return {"constraints": constraints, "unmet": unmet_constraints(short_answer, constraints, passages)}
@@ -131,12 +125,11 @@ def acted_on(unmet: list[str], graph: GraphSettings) -> list[str]:
 
 
 def question_checks(
-    state: RagState, short_answer: str, verdicts: list[SupportVerdict], graph: GraphSettings
+    state: RagState, short_answer: str, verdicts: list[SupportVerdict], checks_off: set[AnswerCheckName]
 ) -> dict[str, Any]:
     """The short answer against what the question asks: its constraints (stated near it in a cited
-    passage) and what it excludes (not named again). A check in ``graph.checks_off`` finds nothing."""
-    checks_off = set(graph.checks_off)
-    constraints = constraint_check(state, short_answer, verdicts, graph)
+    passage) and what it excludes (not named again). A check in ``checks_off`` finds nothing."""
+    constraints = constraint_check(state, short_answer, verdicts)
     excluded = facts_of(state).excluded
     repeated = repeated_exclusions(short_answer, state.get("answer_draft") or "", excluded)
     return {
@@ -249,7 +242,7 @@ def verify_by_features(state: RagState, config: RunnableConfig, resources: Resou
     constraints: dict[str, Any] = {}
     if next_step(state, failures, graph) is None and any(v.verdict != "not" for v in verdicts):
         short_answer, error = short_answer_of(state, verdicts, config, resources)
-        asked = question_checks(state, short_answer, verdicts, graph)
+        asked = question_checks(state, short_answer, verdicts, checks_off)
         constraints = asked["constraints"]
         findings["unmet_constraints"], findings["repeated_exclusions"] = asked["unmet"], asked["repeated"]
         failures = failed_checks(**findings)
@@ -325,7 +318,7 @@ def check_support(state: RagState, config: RunnableConfig, *, resources: Resourc
     if "uncited" not in checks_off:
         mark_uncited_unsupported(verdicts)
     unstated = {} if "unstated_numbers" in checks_off else mark_unstated_numbers_unsupported(verdicts, state)
-    asked = question_checks(state, short_answer, verdicts, graph)
+    asked = question_checks(state, short_answer, verdicts, checks_off)
     constraints, excluded = asked["constraints"], asked["excluded"]
     unmet, repeated = asked["unmet"], asked["repeated"]
     findings: dict[str, Any] = {
