@@ -360,6 +360,12 @@ class GraphSettings(BaseModel):
         description="a draft whose cited passages do not state the question's year or Chinese ordinal near "
         "its short answer retrieves again, then is refused; off: the finding is recorded in the trace only",
     )
+    # The fitted draft verifier was fitted on single-hop drafts (SQuAD, CMRC, RGB, mixed-set questions).
+    unlikely_draft_on_chains: bool = Field(
+        True,
+        description="the fitted draft verifier's verdict (the unlikely_draft check) also acts on the iterative "
+        "route; off: there it is recorded in the trace only",
+    )
     checks_off: list[AnswerCheckName] = Field(
         default_factory=list,
         description="answer checks switched off (uncited, unstated_numbers, constraints, exclusions, "

@@ -43,6 +43,9 @@ class AnswerCheck:
     action: Action  # while its loop has room
     when_spent: WhenSpent  # once it has none
     acts_when: str | None = None  # a GraphSettings switch: while it is off the failure is only recorded
+    # a GraphSettings switch: while it is off, a failure on the iterative route is only recorded (a check
+    # fitted on single-hop drafts need not carry to chains)
+    acts_on_chains_when: str | None = None
 
 
 # In the order the edge reads them: a missing year or edition first (the answer is about something else,
@@ -66,7 +69,7 @@ ANSWER_CHECKS: tuple[AnswerCheck, ...] = (
     AnswerCheck("unconfirmed_answer", "retrieve_again", "refuse", acts_when="confirm_answer"),
     # With graph.support_verifier 'features' the judge is not asked: the fitted no-call verifier's
     # P(right) under its cut-off retrieves again once, then refuses (bench.draft_classifier).
-    AnswerCheck("unlikely_draft", "retrieve_again", "refuse"),
+    AnswerCheck("unlikely_draft", "retrieve_again", "refuse", acts_on_chains_when="unlikely_draft_on_chains"),
 )
 
 CHECKS: dict[str, AnswerCheck] = {c.name: c for c in ANSWER_CHECKS}
@@ -118,9 +121,12 @@ def next_step(
 ) -> Literal["regenerate_answer", "usefulness_retry", "refuse"] | None:
     """The node the first actionable failure sends the turn to, or None when the answer may be final."""
     for failure in failures:
-        switch = CHECKS[failure["check"]].acts_when
-        if switch is not None and not getattr(bounds, switch):
+        check = CHECKS[failure["check"]]
+        if check.acts_when is not None and not getattr(bounds, check.acts_when):
             continue  # recorded for the trace and the ablation; its action is switched off
+        on_chains = check.acts_on_chains_when
+        if on_chains is not None and state.get("route") == "iterative" and not getattr(bounds, on_chains):
+            continue
         counter, bound, node = LOOPS[failure["action"]]
         if state.get(counter, 0) < getattr(bounds, bound):
             return node  # type: ignore[return-value]
