@@ -61,6 +61,7 @@ def main() -> int:
 
     from core.settings import load_settings
     from tools.providers.chat_local import LocalLlamaChatModel
+    from tools.providers.llama_resume import first_token_logits
 
     loaded = LocalLlamaChatModel.from_settings(load_settings()).loaded()
     llama = loaded.llama
@@ -89,27 +90,16 @@ def main() -> int:
 
     other = llama.tokenize(b" Moreover, the river floods every spring.", add_bos=False)
 
-    def answered_logits() -> Any:
-        seen: list[Any] = []
-
-        def keep(input_ids: Any, scores: Any) -> Any:
-            if not seen:
-                seen.append(np.array(scores, dtype=np.float64))
-            return scores
-
-        llama.create_completion(tokens, max_tokens=1, temperature=0, logits_processor=[keep])
-        return seen[0]
-
     llama.reset()
     cache, llama.cache = llama.cache, None
-    from_nothing = answered_logits()
+    from_nothing = first_token_logits(llama, tokens)
     llama.cache = cache
     guarded_rows = []
     for remainder in (1, 2, 3, 5, 7, 8, 9, 12, 16, 300, len(tokens) - 10, 0):
         llama.create_completion(
             tokens[: len(tokens) - remainder] + (other if remainder else []), max_tokens=4
         )
-        logits = answered_logits()
+        logits = first_token_logits(llama, tokens)
         guarded_rows.append(
             {
                 "shared_with_the_call_before": len(tokens) - remainder,

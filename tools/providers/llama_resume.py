@@ -47,6 +47,22 @@ def clean_prefix_after(prompt_tokens: int) -> int:
     return prompt_tokens - prompt_tokens % SMALL_BATCH
 
 
+def first_token_logits(llama: Any, prompt: Sequence[int]) -> Any:
+    """The logits the reply's first token is sampled from, through ``create_completion`` (so through the
+    guard and the prompt cache), as float64: what ``bench.prefix_reuse_logits`` and the tests compare."""
+    import numpy as np
+
+    seen: list[Any] = []
+
+    def keep(input_ids: Any, scores: Any) -> Any:
+        if not seen:
+            seen.append(np.array(scores, dtype=np.float64))
+        return scores
+
+    llama.create_completion(list(prompt), max_tokens=1, temperature=0, logits_processor=[keep])
+    return seen[0]
+
+
 def _shared_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:
     shared = 0
     for a, b in zip(cached, tokens, strict=False):

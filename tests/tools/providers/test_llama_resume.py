@@ -8,7 +8,12 @@ import pytest
 
 from core.settings import load_settings
 from tools.providers.chat_local import LocalLlamaChatModel
-from tools.providers.llama_resume import clean_prefix_after, last_batch_start, reusable_prefix
+from tools.providers.llama_resume import (
+    clean_prefix_after,
+    first_token_logits,
+    last_batch_start,
+    reusable_prefix,
+)
 
 
 @pytest.mark.parametrize(
@@ -62,19 +67,8 @@ def test_the_same_prompt_gets_the_same_logits_whatever_was_evaluated_before():
     )
     other = llama.tokenize(b" On Sundays there is no service.", add_bos=False)
 
-    def first_token_logits() -> np.ndarray:
-        seen: list[np.ndarray] = []
-
-        def keep(input_ids, scores):
-            if not seen:
-                seen.append(np.array(scores, dtype=np.float64))
-            return scores
-
-        llama.create_completion(prompt, max_tokens=1, temperature=0, logits_processor=[keep])
-        return seen[0]
-
     llama.reset()
-    from_nothing = first_token_logits()
+    from_nothing = first_token_logits(llama, prompt)
     for predecessor in (
         prompt[:-1] + other,  # shares all but the last token
         prompt[:-3] + other,
@@ -83,4 +77,4 @@ def test_the_same_prompt_gets_the_same_logits_whatever_was_evaluated_before():
         other,  # another prompt: the state comes back from the prompt cache
     ):
         llama.create_completion(predecessor, max_tokens=4, temperature=0)
-        assert np.array_equal(first_token_logits(), from_nothing)
+        assert np.array_equal(first_token_logits(llama, prompt), from_nothing)
