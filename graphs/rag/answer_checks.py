@@ -8,7 +8,9 @@ the first failed check whose loop still has room; a check that is spent and says
 With nothing failed the answer is final, unless the judge found no sentence supported. A check whose
 action is switched off by its setting (``acts_when``) is recorded and not acted on: the judge's
 rejection regenerates only with ``graph.regenerate_unsupported`` (the measured default is off; the
-rejected sentences are still dropped, and a draft with none supported is refused).
+rejected sentences are still dropped, and a draft with none supported is refused). A check may also
+act on the iterative route only under a setting (``acts_on_chains_when``): the fitted draft verifier,
+fitted on single-hop drafts, does not by default (``graph.unlikely_draft_on_chains``).
 
 Two more checks adjust the verdicts before the support check reads them: a sentence citing no passage,
 and a sentence stating a number its passages and the question never state, are 'not' supported.
