@@ -63,15 +63,6 @@ def first_token_logits(llama: Any, prompt: Sequence[int]) -> Any:
     return seen[0]
 
 
-def _shared_prefix(cached: Sequence[int], tokens: Sequence[int]) -> int:
-    shared = 0
-    for a, b in zip(cached, tokens, strict=False):
-        if a != b:
-            break
-        shared += 1
-    return shared
-
-
 class ExactResume:
     """Installed on one ``llama_cpp.Llama``: wraps its ``generate``, ``save_state`` and ``load_state`` so that
     prefix reuse (live or from the prompt cache) never changes a reply.
@@ -96,7 +87,7 @@ class ExactResume:
         llama = self.llama
         cached = min(self.clean, llama.n_tokens)
         reuse = reusable_prefix(
-            _shared_prefix(llama.input_ids[:cached].tolist(), tokens), cached, len(tokens)
+            llama.longest_token_prefix(llama.input_ids[:cached].tolist(), tokens), cached, len(tokens)
         )
         last_batch = last_batch_start(len(tokens))
         llama.n_tokens = reuse
