@@ -3,11 +3,13 @@
 Both settings answer, in one sitting, every question with a gold answer of the named files in
 ``bench/data`` (``direct_probe_paraphrased``: its document questions; ``cross_lingual_questions``;
 ``cross_lingual_heldout``; ``pinyin_names_questions``: names written in pinyin, session 33;
-``multi_hop_questions``: bridge and comparison questions across documents, session 34), over the
+``multi_hop_questions``: bridge and comparison questions across documents, session 34;
+``yes_no_questions``: yes/no questions, half of them answered "no", session 37), over the
 knowledge base of ``bench.cross_lingual`` (the follow-up benchmark's Markdown documents and the bundled
 samples, English and Chinese; with ``multi_hop_questions`` also ``bench/multi_hop/docs``, fictional
 towns, people and firms that no model knows by heart). An answer is right when it is not a refusal and
-holds one gold string as a whole token (``bench.direct_fallback.holds_gold``); to a question marked
+holds one gold string as a whole token (``bench.direct_fallback.holds_gold``); a yes/no question's answer is right when its polarity (short
+answer first, else the answer's opening) is the gold one; to a question marked
 ``"answerable": false`` a refusal is right; a comparison with an ``other`` option is right when it
 names the gold option (``picks_gold``).
 The summary gives right and refused per setting, the questions won and lost, McNemar's exact p, and
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -47,9 +50,17 @@ QUESTION_FILES = (
     "cross_lingual_heldout",
     "pinyin_names_questions",
     "multi_hop_questions",
+    "yes_no_questions",
 )
 # Documents a question file needs beside the shared knowledge base.
-EXTRA_DOCUMENTS = {"multi_hop_questions": REPO / "bench" / "multi_hop" / "docs"}
+EXTRA_DOCUMENTS = {
+    "multi_hop_questions": (REPO / "bench" / "multi_hop" / "docs",),
+    "yes_no_questions": (REPO / "bench" / "yes_no" / "docs", REPO / "bench" / "multi_hop" / "docs"),
+}
+_YES = frozenset({"yes", "是", "是的", "对", "都是"})
+_NO = frozenset({"no", "否", "不是", "不", "不对", "不都是"})
+# A Chinese answer without a short answer says "no" by one of these.
+_CHINESE_NO = re.compile(r"不是|不都|并非|不在|不属于|不同|没有|否")
 
 
 def document_questions(name: str) -> list[dict[str, Any]]:
@@ -63,6 +74,8 @@ def is_right(item: dict[str, Any], answer: dict[str, Any]) -> bool:
         return bool(answer["refused"])
     if answer["refused"]:
         return False
+    if item.get("polarity"):
+        return answer_polarity(answer) == item["polarity"]
     if item.get("other"):  # "Which is older, A or B?": both names are in most answers
         return picks_gold(item, answer)
     return holds_gold(answer["answer"], item["gold"])
@@ -80,6 +93,21 @@ def picks_gold(item: dict[str, Any], answer: dict[str, Any]) -> bool:
         for name in ("gold", "other")
     }
     return first["gold"] >= 0 and (first["other"] < 0 or first["gold"] < first["other"])
+
+
+def answer_polarity(answer: dict[str, Any]) -> str | None:
+    """'yes' or 'no' as the answer gives it: its short answer, else its opening word (English) or a
+    negation anywhere in it (Chinese); None when it gives neither."""
+    short = (answer.get("short_answer") or "").strip().lower().rstrip("。.!！")
+    if short in _YES or short in _NO:
+        return "yes" if short in _YES else "no"
+    text = answer["answer"].strip()
+    opening = re.match(r"(yes|no)\b", text, re.IGNORECASE)
+    if opening:
+        return opening.group(1).lower()
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return "no" if _CHINESE_NO.search(text) else "yes"
+    return None
 
 
 def mcnemar_p(won: int, lost: int) -> float:
@@ -131,16 +159,23 @@ def main() -> int:
     )
     parser.add_argument("--questions", nargs="+", choices=QUESTION_FILES, default=list(QUESTION_FILES))
     parser.add_argument("--out", required=True)
+    parser.add_argument(
+        "--split",
+        choices=("calibration", "report"),
+        help="only the questions of this split (files that mark one)",
+    )
     parser.add_argument("--also", nargs="*", default=[], help="graph switches turned on in both settings")
     args = parser.parse_args()
     items = [q for name in args.questions for q in document_questions(name)]
+    if args.split:
+        items = [q for q in items if q.get("split") == args.split]
     partial = partial_path(Path(args.out).stem)
     done = finished_rows(partial)
     with tempfile.TemporaryDirectory(prefix="ragpilot-switch-pair-") as home:
         agents = agents_over_user_documents(
             Path(home),
             arms(args.switch, args.check, args.also),
-            [EXTRA_DOCUMENTS[name] for name in args.questions if name in EXTRA_DOCUMENTS],
+            sorted({folder for name in args.questions for folder in EXTRA_DOCUMENTS.get(name, ())}),
         )
         rows = []
         for item in items:
@@ -167,6 +202,7 @@ def main() -> int:
         by_kind,
         rows,
         switch=args.switch or f"check {args.check}",
+        split=args.split,
         also_on=args.also,
     )
     return 0

@@ -413,6 +413,24 @@ class GraphSettings(BaseModel):
         'characters joins the sentence before it ("Its manager is …" continues what precedes it) '
         "instead of the next one; off: every short sentence joins the next, across paragraphs",
     )
+    yes_no_verdict: bool = Field(
+        False,
+        description="a yes/no question's answer is decided by one yes-or-no token read from the passages "
+        "(P(yes) against graph.yes_no_threshold), and the reader is told to open with it and show the facts "
+        "behind it: the 1.5B reader alone answers such questions 'yes' or NOT_FOUND, almost never 'no'",
+    )
+    yes_no_claims: bool = Field(
+        False,
+        description="with yes_no_verdict: a question asking whether several things all share a property "
+        "is split by the model into one yes/no question per thing, and the verdict is the least P(yes)",
+    )
+    yes_no_threshold: float = Field(
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        description="P(yes) at or above which graph.yes_no_verdict answers yes: the middle of the range "
+        "(0.4-0.75) that did equally well on the calibration half of bench/data/yes_no_questions.jsonl",
+    )
     reader_sees_reasoning: bool = Field(
         False,
         description="on the iterative route the reader also sees IRCoT's reasoning sentences, as notes "

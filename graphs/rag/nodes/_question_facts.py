@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from graphs.rag.classifier.signals import asks_time_sensitive_fact, mentions_documents
 from graphs.rag.nodes._constraints import question_constraints
 from graphs.rag.nodes._exclusions import asks_for_more, excluded_items, without_exclusions
+from graphs.rag.nodes._short_answer import asks_yes_no
 from tools.chinese_script import ChineseScript, chinese_script, to_traditional
 from tools.knowledge_base.text_units import detect_language
 
@@ -59,6 +60,7 @@ class QuestionFacts(BaseModel):
     time_sensitive: bool
     is_question: bool
     message_is_question: bool
+    asks_yes_no: bool = False  # answered by yes or no ("Are both …?", "…吗？"), offering no choice
     chinese_script: ChineseScript | None = None  # None: not Chinese, or no character tells the script
 
 
@@ -81,6 +83,7 @@ def read_question(
         time_sensitive=asks_time_sensitive_fact(standalone),
         is_question=is_a_question(standalone),
         message_is_question=is_a_question(message),
+        asks_yes_no=asks_yes_no(standalone),
         chinese_script=_script_of(message, previous_script),
     )
 

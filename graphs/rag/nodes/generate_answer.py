@@ -18,8 +18,9 @@ from graphs.rag.nodes._citations import (
 )
 from graphs.rag.nodes._llm import ask_text, ask_text_masking_unlikely
 from graphs.rag.nodes._passages import answer_language, format_passages
-from graphs.rag.nodes._question_facts import in_users_script
+from graphs.rag.nodes._question_facts import facts_of, in_users_script
 from graphs.rag.nodes._step import records_step
+from graphs.rag.nodes._yes_no import Verdict, read_verdict, verdict_instruction
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
@@ -46,9 +47,15 @@ def reasoning_notes(state: RagState, shown: bool) -> str:
 
 
 def answer_prompt(
-    state: RagState, *, strict: bool, match_script: bool = True, reasoning: bool = False
+    state: RagState,
+    *,
+    strict: bool,
+    match_script: bool = True,
+    reasoning: bool = False,
+    yes_no_verdict: Verdict | None = None,
 ) -> tuple[str, str]:
-    """(system, user) messages for the generator: passages delimited as data, then the question."""
+    """(system, user) messages for the generator: passages delimited as data, then the question (and a
+    yes/no question's verdict, read from the passages, for the reader to show)."""
     system = load_prompt("generate_answer")
     # A name the passages write in the other script is shown in their spelling beside the question's
     # ("Who wrote Yuxiang (雨巷)?"): the 1.5B reader does not match pinyin with characters itself.
@@ -59,6 +66,9 @@ def answer_prompt(
     user = f"Question: {question}\n\n{format_passages(state.get('context') or [])}\n\n"
     user += reasoning_notes(state, reasoning)
     user += f"Question: {question}\nAnswer language: {answer_language(state, match_script)}"
+    instruction = verdict_instruction(yes_no_verdict, facts_of(state).language)
+    if instruction:
+        user += f"\n\n{instruction}"
     if strict:
         system = f"{system}\n\n{load_prompt('generate_answer_strict')}"
         unsupported = [v["sentence"] for v in state.get("support") or [] if v["verdict"] == "not"]
@@ -137,21 +147,33 @@ def draft_update(
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     match_script = resources.options.graph.answer_in_users_script
+    verdict = None
+    if resources.options.graph.yes_no_verdict and facts_of(state).asks_yes_no:
+        verdict = read_verdict(state, state["standalone_question"], resources, config)
     system, user = answer_prompt(
         state,
         strict=False,
         match_script=match_script,
         reasoning=resources.options.graph.reader_sees_reasoning,
+        yes_no_verdict=verdict,
     )
     reply, not_found = ask_for_answer(resources, system, user, config)
+    yes_no = {}
+    if verdict and verdict.answer:
+        yes_no = {
+            "yes_no_verdict": verdict.answer,
+            "p_yes": verdict.p_yes,
+            "failed_part": verdict.failed_part,
+        }
     update = draft_update(
         reply,
         state,
-        {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found},
+        {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found, **yes_no},
         repoint=resources.options.graph.repoint_citations,
         bridges=resources.options.graph.cite_bridges,
         across_languages=resources.options.graph.share_across_languages,
         match_script=match_script,
     )
     update["strict_generation"] = False
+    update["yes_no_verdict"] = verdict.model_dump() if verdict and verdict.answer else {}
     return update

@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from graphs.rag.nodes._step import records_step
+from graphs.rag.nodes._yes_no import Verdict
 from graphs.rag.nodes.generate_answer import answer_prompt, ask_for_answer, draft_update
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
@@ -22,6 +23,7 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
         strict=True,
         match_script=match_script,
         reasoning=resources.options.graph.reader_sees_reasoning,
+        yes_no_verdict=Verdict.model_validate(state.get("yes_no_verdict") or {}),
     )
     reply, not_found = ask_for_answer(resources, system, user, config)
     bound = resources.options.graph.max_support_retries

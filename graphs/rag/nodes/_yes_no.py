@@ -1,0 +1,113 @@
+"""A yes/no question's answer read from the passages as one token (``graph.yes_no_verdict``).
+
+The 1.5B reader answers "yes" or NOT_FOUND to nearly every yes/no question: told nothing, it does not
+write "no" (bench/data/yes_no_questions.jsonl, session 37). Asked for one word, its P(yes) does separate
+the two, once read against a threshold above one half (the model leans to yes). The reader is then told
+the verdict and writes the sentence that shows it, so the checks after it judge a cited answer as usual.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
+from rank_bm25 import BM25Okapi
+
+from graphs.rag.nodes._llm import ask_structured, probability_yes
+from graphs.rag.nodes._passages import format_passages
+from graphs.rag.resources import Resources
+from graphs.rag.state import ContextPassage, RagState
+from prompts import load_prompt
+from tools.knowledge_base.sparse import tokenize
+from tools.knowledge_base.text_units import split_sentences
+
+MAX_CLAIMS = 4
+# An unsplit question may compare two things ("Were A and B born in the same town?"): it is read against
+# the sentences scoring at least this share of the best one, at most two of them.
+SECOND_SENTENCE_SHARE = 0.5
+
+
+class YesNoClaims(BaseModel):
+    questions: list[str] = Field(description="one yes/no question per thing the question asks about")
+
+
+def claims_of(question: str, resources: Resources, config: RunnableConfig) -> list[str]:
+    """The yes/no questions ``question`` is made of ("Are both A and B open?" → "Is A open?", "Is B
+    open?"), with ``graph.yes_no_claims``; ``[question]`` otherwise, or when the reply is unusable."""
+    if not resources.options.graph.yes_no_claims:
+        return [question]
+    reply, _ = ask_structured(
+        resources.llm, YesNoClaims, load_prompt("yes_no_claims"), f"Question: {question}", config
+    )
+    claims = [q.strip() for q in (reply.questions if reply else []) if q.strip()][:MAX_CLAIMS]
+    return claims or [question]
+
+
+_OPENINGS = {("yes", "en"): "Yes", ("no", "en"): "No", ("yes", "zh"): "是的", ("no", "zh"): "不是"}
+
+
+def passages_for(claim: str, context: list[ContextPassage], one: bool) -> list[ContextPassage]:
+    """What a claim is read against: the context's sentence that BM25 scores best for it (``one``: a
+    claim about one thing), and with it the second best when that scores close (a question comparing
+    two things). Beside other sentences the 1.5B model answers "yes" to a claim that one of them makes
+    about another thing ("Does B contain gin?" beside "A is made with gin"), and a small document's
+    passage describes several things."""
+    units = [(p, s) for p in context for s in split_sentences(p["text"].replace(" … ", "\n")) if s.strip()]
+    if len(units) <= 1:
+        return list(context)
+    scores = BM25Okapi([tokenize(s) or ["\x00"] for _, s in units]).get_scores(tokenize(claim))
+    order = sorted(range(len(units)), key=lambda i: scores[i], reverse=True)
+    chosen = [order[0]]
+    second = order[1]
+    if not one and scores[second] > 0 and scores[second] >= SECOND_SENTENCE_SHARE * scores[order[0]]:
+        chosen.append(second)
+    by_passage: dict[int, list[str]] = {}
+    for i in sorted(chosen):
+        by_passage.setdefault(units[i][0]["n"], []).append(units[i][1].strip())
+    return [
+        ContextPassage(**{**p, "text": " ".join(by_passage[p["n"]])})  # type: ignore[typeddict-item]
+        for p in context
+        if p["n"] in by_passage
+    ]
+
+
+class Verdict(BaseModel):
+    answer: Literal["yes", "no", ""] = ""  # "": not decided
+    p_yes: float | None = None
+    failed_part: str = ""  # of a question split into parts: the one the passages answer "no" to
+
+
+def read_verdict(state: RagState, question: str, resources: Resources, config: RunnableConfig) -> Verdict:
+    """The verdict on ``question`` over the state's context: the least P(yes) of the question's parts
+    (a conjunction holds only when each part does); undecided when the model reports no first-token
+    probabilities or there is no context."""
+    context = state.get("context") or []
+    if not context:
+        return Verdict()
+    claims = claims_of(question, resources, config)
+    scores = []
+    for claim in claims:
+        passages = format_passages(passages_for(claim, context, one=len(claims) > 1))
+        user = f"{passages}\n\nQuestion: {claim}"
+        scores.append(probability_yes(resources.llm, load_prompt("yes_no_verdict"), user, config))
+    known = [p for p in scores if p is not None]
+    if not known or len(known) < len(scores):
+        return Verdict()
+    p_yes = min(known)
+    answer = "yes" if p_yes >= resources.options.graph.yes_no_threshold else "no"
+    failed = claims[known.index(p_yes)] if answer == "no" and len(claims) > 1 else ""
+    return Verdict(answer=answer, p_yes=round(p_yes, 4), failed_part=failed)
+
+
+def verdict_instruction(verdict: Verdict | None, language: str) -> str:
+    """The lines that tell the reader the verdict, how to open its answer and, for a "no" to a question
+    made of parts, which part fails ("No, the Blue Fennick and the Mossgate Punch both contain gin"
+    is what it wrote without); '' without a verdict."""
+    if verdict is None or not verdict.answer:
+        return ""
+    opening = _OPENINGS[(verdict.answer, "zh" if language == "zh" else "en")]
+    text = load_prompt("yes_no_answer").format(verdict=verdict.answer, opening=opening).strip()
+    if verdict.failed_part:
+        text += "\n" + load_prompt("yes_no_part").format(claim=verdict.failed_part).strip()
+    return text
