@@ -413,14 +413,18 @@ class GraphSettings(BaseModel):
         'characters joins the sentence before it ("Its manager is …" continues what precedes it) '
         "instead of the next one; off: every short sentence joins the next, across paragraphs",
     )
+    # On: 33 yes/no questions written for it (bench/data/yes_no_questions.jsonl), its report half 14 right
+    # against 10 (4 won, 0 lost, 6 unanswerable among them); HotpotQA's 12 yes/no questions 9 against 5
+    # (6 won, 2 lost); +2.3 LLM calls on those questions only (docs/benchmarks.md, session 37).
     yes_no_verdict: bool = Field(
-        False,
-        description="a yes/no question's answer is decided by one yes-or-no token read from the passages "
-        "(P(yes) against graph.yes_no_threshold), and the reader is told to open with it and show the facts "
-        "behind it: the 1.5B reader alone answers such questions 'yes' or NOT_FOUND, almost never 'no'",
+        True,
+        description="with the bundled local model: a yes/no question's answer is decided by one yes-or-no "
+        "token per part read from the passages (P(yes) against graph.yes_no_threshold), and the reader is "
+        "told to open with it and show the facts behind it: the 1.5B reader alone answers such questions "
+        "'yes' or NOT_FOUND, almost never 'no'",
     )
     yes_no_claims: bool = Field(
-        False,
+        True,
         description="with yes_no_verdict: a question asking whether several things all share a property "
         "is split by the model into one yes/no question per thing, and the verdict is the least P(yes)",
     )

@@ -57,7 +57,7 @@ def test_the_question_stage_reads_whether_yes_or_no_answers_it(question: str, as
 @pytest.mark.parametrize(("p_yes", "verdict"), [(0.95, "yes"), (0.5, "yes"), (0.45, "no"), (0.2, "no")])
 def test_p_yes_below_the_threshold_is_a_no(p_yes: float, verdict: str) -> None:
     llm = ScriptedLocalModel(p_yes={"yes_no_verdict": p_yes}, replies={"yes_no_verdict": "yes"})
-    resources = LocalResources(load_settings(graph={"yes_no_verdict": True}), llm=llm)
+    resources = LocalResources(load_settings(graph={"yes_no_claims": False}), llm=llm)
 
     got = read_verdict(
         _state("Does the ferry run on Sundays?"), "Does the ferry run on Sundays?", resources, {}
@@ -70,7 +70,7 @@ def test_p_yes_below_the_threshold_is_a_no(p_yes: float, verdict: str) -> None:
 def test_no_verdict_without_passages_or_without_first_token_probabilities() -> None:
     local = ScriptedLocalModel(p_yes={"yes_no_verdict": 0.9}, replies={"yes_no_verdict": "yes"})
     hosted = ScriptedChatModel(replies={"yes_no_verdict": "yes"})
-    settings = load_settings(graph={"yes_no_verdict": True})
+    settings = load_settings(graph={"yes_no_claims": False})
 
     assert (
         read_verdict(
@@ -114,7 +114,9 @@ def test_the_reader_writes_the_verdict_only_for_yes_no_questions_with_the_switch
         p_yes={"yes_no_verdict": 0.3},
         replies={"yes_no_verdict": "no", "generate_answer": "No, the ferry does not run on Sundays. [1]"},
     )
-    resources = LocalResources(load_settings(graph={"yes_no_verdict": switch}), llm=llm)
+    resources = LocalResources(
+        load_settings(graph={"yes_no_verdict": switch, "yes_no_claims": False}), llm=llm
+    )
 
     update = generate_answer(_state(question), {}, resources=resources)
 
@@ -151,6 +153,24 @@ def test_an_unsplit_question_also_gets_a_second_passage_that_scores_close() -> N
     assert passages_for("Is it open?", ROOMS[:1], one=True) == ROOMS[:1]
 
 
+def test_the_paragraph_is_read_from_the_passage_as_retrieved_not_the_kept_sentences() -> None:
+    retrieved = (
+        "The Mossgate Punch mixes dark rum and pineapple juice. It is served warm in winter.\n\n"
+        "The Blue Fennick is made with gin and soda water. It is served over ice."
+    )
+    # refinement kept the sentences that name the drinks and dropped the one that says how it is served
+    kept = [{**PASSAGE, "chunk_id": "drinks::0", "text": "The Mossgate Punch mixes dark rum and pineapple juice. "
+             "… The Blue Fennick is made with gin and soda water."}]  # fmt: skip
+
+    chosen = passages_for("Is the Mossgate Punch served warm?", kept, True, {"drinks::0": retrieved})
+
+    assert (
+        chosen[0]["text"]
+        == "The Mossgate Punch mixes dark rum and pineapple juice. It is served warm in winter."
+    )
+    assert passages_for("Is the Mossgate Punch served warm?", kept, True)[0]["text"] == kept[0]["text"]
+
+
 @pytest.mark.parametrize(
     ("claims", "p_yes", "verdict"),
     [
@@ -172,8 +192,19 @@ def test_with_claims_the_verdict_is_the_least_p_yes_of_the_parts(
             return super()._generate(messages, stop, run_manager, **kwargs)
 
     llm = PerClaim(p_yes={"yes_no_verdict": 0.0}, replies={"yes_no_claims": claims, "yes_no_verdict": "yes"})
-    resources = LocalResources(load_settings(graph={"yes_no_verdict": True, "yes_no_claims": True}), llm=llm)
+    resources = LocalResources(load_settings(), llm=llm)  # both switches are on by default
     question = "Do both the Lark Room and the Finch Room have a projector?"
 
     assert read_verdict(_state(question, ROOMS), question, resources, {}) == verdict
     assert llm.prompts_called().count("yes_no_verdict") == len(p_yes)
+
+
+def test_a_hosted_model_answers_yes_no_questions_itself() -> None:
+    # the threshold and the split are calibrated on the bundled 1.5B model's yes-bias
+    llm = ScriptedChatModel(replies={"generate_answer": "No, the ferry does not run on Sundays. [1]"})
+
+    update = generate_answer(
+        _state("Does the ferry run on Sundays?"), {}, resources=Resources(load_settings(), llm=llm)
+    )
+
+    assert llm.prompts_called() == ["generate_answer"] and update["yes_no_verdict"] == {}

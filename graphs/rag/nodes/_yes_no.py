@@ -20,12 +20,12 @@ from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
 from prompts import load_prompt
 from tools.knowledge_base.sparse import tokenize
-from tools.knowledge_base.text_units import split_sentences
+from tools.knowledge_base.text_units import split_paragraphs
 
 MAX_CLAIMS = 4
 # An unsplit question may compare two things ("Were A and B born in the same town?"): it is read against
-# the sentences scoring at least this share of the best one, at most two of them.
-SECOND_SENTENCE_SHARE = 0.5
+# the paragraphs scoring at least this share of the best one, at most two of them.
+SECOND_PARAGRAPH_SHARE = 0.5
 
 
 class YesNoClaims(BaseModel):
@@ -47,26 +47,34 @@ def claims_of(question: str, resources: Resources, config: RunnableConfig) -> li
 _OPENINGS = {("yes", "en"): "Yes", ("no", "en"): "No", ("yes", "zh"): "是的", ("no", "zh"): "不是"}
 
 
-def passages_for(claim: str, context: list[ContextPassage], one: bool) -> list[ContextPassage]:
-    """What a claim is read against: the context's sentence that BM25 scores best for it (``one``: a
-    claim about one thing), and with it the second best when that scores close (a question comparing
-    two things). Beside other sentences the 1.5B model answers "yes" to a claim that one of them makes
-    about another thing ("Does B contain gin?" beside "A is made with gin"), and a small document's
-    passage describes several things."""
-    units = [(p, s) for p in context for s in split_sentences(p["text"].replace(" … ", "\n")) if s.strip()]
+def passages_for(
+    claim: str, context: list[ContextPassage], one: bool, unrefined: dict[str, str] | None = None
+) -> list[ContextPassage]:
+    """What a claim is read against: the paragraph BM25 scores best for it (``one``: a claim about one
+    thing), and with it the second best when that scores close (a question comparing two things).
+    Paragraphs are read from the passages as retrieved (``unrefined``, by chunk id), as refinement keeps
+    single sentences and drops the one that says "It is served warm" after naming the drink. Beside
+    other paragraphs the 1.5B model answers "yes" to a claim that one of them makes about another thing
+    ("Does B contain gin?" beside "A is made with gin"); a small document's passage describes several."""
+    unrefined = unrefined or {}
+    units = [
+        (p, paragraph)
+        for p in context
+        for paragraph in split_paragraphs(unrefined.get(p["chunk_id"]) or p["text"])
+    ]
     if len(units) <= 1:
         return list(context)
-    scores = BM25Okapi([tokenize(s) or ["\x00"] for _, s in units]).get_scores(tokenize(claim))
+    scores = BM25Okapi([tokenize(text) or ["\x00"] for _, text in units]).get_scores(tokenize(claim))
     order = sorted(range(len(units)), key=lambda i: scores[i], reverse=True)
     chosen = [order[0]]
     second = order[1]
-    if not one and scores[second] > 0 and scores[second] >= SECOND_SENTENCE_SHARE * scores[order[0]]:
+    if not one and scores[second] > 0 and scores[second] >= SECOND_PARAGRAPH_SHARE * scores[order[0]]:
         chosen.append(second)
     by_passage: dict[int, list[str]] = {}
     for i in sorted(chosen):
         by_passage.setdefault(units[i][0]["n"], []).append(units[i][1].strip())
     return [
-        ContextPassage(**{**p, "text": " ".join(by_passage[p["n"]])})  # type: ignore[typeddict-item]
+        ContextPassage(**{**p, "text": "\n\n".join(by_passage[p["n"]])})  # type: ignore[typeddict-item]
         for p in context
         if p["n"] in by_passage
     ]
@@ -86,9 +94,10 @@ def read_verdict(state: RagState, question: str, resources: Resources, config: R
     if not context:
         return Verdict()
     claims = claims_of(question, resources, config)
+    unrefined = {h["chunk_id"]: h["text"] for h in state.get("passages") or []}
     scores = []
     for claim in claims:
-        passages = format_passages(passages_for(claim, context, one=len(claims) > 1))
+        passages = format_passages(passages_for(claim, context, len(claims) > 1, unrefined))
         user = f"{passages}\n\nQuestion: {claim}"
         scores.append(probability_yes(resources.llm, load_prompt("yes_no_verdict"), user, config))
     known = [p for p in scores if p is not None]

@@ -148,7 +148,8 @@ def draft_update(
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     match_script = resources.options.graph.answer_in_users_script
     verdict = None
-    if resources.options.graph.yes_no_verdict and facts_of(state).asks_yes_no:
+    # calibrated on the bundled model, whose yes-bias it corrects (a hosted model is left to answer)
+    if resources.options.graph.yes_no_verdict and resources.llm_is_local and facts_of(state).asks_yes_no:
         verdict = read_verdict(state, state["standalone_question"], resources, config)
     system, user = answer_prompt(
         state,
