@@ -428,6 +428,12 @@ class GraphSettings(BaseModel):
         description="with yes_no_verdict: a question asking whether several things all share a property "
         "is split by the model into one yes/no question per thing, and the verdict is the least P(yes)",
     )
+    yes_no_lookups: bool = Field(
+        False,
+        description="with yes_no_verdict: a question comparing two things (the same town, founded before) "
+        "is decided from each thing's value, looked up in its own paragraph (two short calls), then compared "
+        "in one yes/no token, instead of one token read over both paragraphs",
+    )
     yes_no_threshold: float = Field(
         0.5,
         gt=0.0,

@@ -123,7 +123,9 @@ def test_the_reader_writes_the_verdict_only_for_yes_no_questions_with_the_switch
     assert llm.prompts_called() == calls
     told = "the answer is no" in llm.calls[-1][1][-1].text
     assert told is (len(calls) == 2)
-    assert update["yes_no_verdict"] == ({"answer": "no", "p_yes": 0.3, "failed_part": ""} if told else {})
+    assert update["yes_no_verdict"] == (
+        {"answer": "no", "p_yes": 0.3, "failed_part": "", "found": []} if told else {}
+    )
     assert update["steps"][-1]["decision"].get("p_yes") == (0.3 if told else None)
 
 
@@ -208,3 +210,46 @@ def test_a_hosted_model_answers_yes_no_questions_itself() -> None:
     )
 
     assert llm.prompts_called() == ["generate_answer"] and update["yes_no_verdict"] == {}
+
+
+TOWNS = _passages(
+    "Ada Brook was born in 1950 in Harlow. She ran the town's ferry for thirty years.",
+    "Ben Cole was born in 1961 in Harlow and later moved to the coast.",
+)
+
+
+@pytest.mark.parametrize(
+    ("lookups", "values", "p_yes", "verdict"),
+    [
+        # the two values looked up, then compared in one token
+        ('{"questions": ["Where was Ada Brook born?", "Where was Ben Cole born?"]}', ["Harlow", "Harlow"],
+         0.9, Verdict(answer="yes", p_yes=0.9, found=["Where was Ada Brook born? Harlow",
+                                                      "Where was Ben Cole born? Harlow"])),
+        # a value not found: the question is read as one token over its paragraphs instead
+        ('{"questions": ["Where was Ada Brook born?", "Where was Ben Cole born?"]}', ["Harlow", "NOT_FOUND"],
+         0.2, Verdict(answer="no", p_yes=0.2)),
+        # not a comparison of two things
+        ('{"questions": []}', [], 0.2, Verdict(answer="no", p_yes=0.2)),
+    ],
+)  # fmt: skip
+def test_with_lookups_a_comparison_is_decided_from_the_two_values(
+    lookups: str, values: list[str], p_yes: float, verdict: Verdict
+) -> None:
+    answers = iter(values)
+    llm = ScriptedLocalModel(
+        p_yes={"yes_no_from_values": p_yes, "yes_no_verdict": p_yes},
+        replies={
+            "yes_no_claims": '{"questions": ["Were Ada Brook and Ben Cole born in the same town?"]}',
+            "yes_no_lookups": lookups,
+            "lookup_value": lambda messages: next(answers),
+            "yes_no_from_values": "yes",
+            "yes_no_verdict": "no",
+        },
+    )
+    resources = LocalResources(load_settings(graph={"yes_no_lookups": True}), llm=llm)
+    question = "Were Ada Brook and Ben Cole born in the same town?"
+
+    assert read_verdict(_state(question, TOWNS), question, resources, {}) == verdict
+    # each value is looked up in its own paragraph
+    looked_up = [m[-1].text for name, m in llm.calls if name == "lookup_value"]
+    assert all(text.count("<passage ") == 1 for text in looked_up)

@@ -1,9 +1,11 @@
 """A yes/no question's answer read from the passages as one token (``graph.yes_no_verdict``).
 
 The 1.5B reader answers "yes" or NOT_FOUND to nearly every yes/no question: told nothing, it does not
-write "no" (bench/data/yes_no_questions.jsonl, session 37). Asked for one word, its P(yes) does separate
-the two, once read against a threshold above one half (the model leans to yes). The reader is then told
-the verdict and writes the sentence that shows it, so the checks after it judge a cited answer as usual.
+write "no" (bench/data/yes_no_questions.jsonl, session 37). Asked for one word about one thing, with only
+the paragraph about that thing in front of it, its P(yes) separates the two; asked about "both A and B"
+beside every paragraph, it does not. So the question is split into its parts, each part is read against
+its own paragraph, and the reader is told the verdict and writes the sentence that shows it; the checks
+after it judge that cited answer as usual.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 from rank_bm25 import BM25Okapi
 
-from graphs.rag.nodes._llm import ask_structured, probability_yes
+from graphs.rag.nodes._llm import ask_structured, ask_text, probability_yes
 from graphs.rag.nodes._passages import format_passages
+from graphs.rag.nodes._question_facts import facts_of
 from graphs.rag.resources import Resources
 from graphs.rag.state import ContextPassage, RagState
 from prompts import load_prompt
@@ -42,9 +45,6 @@ def claims_of(question: str, resources: Resources, config: RunnableConfig) -> li
     )
     claims = [q.strip() for q in (reply.questions if reply else []) if q.strip()][:MAX_CLAIMS]
     return claims or [question]
-
-
-_OPENINGS = {("yes", "en"): "Yes", ("no", "en"): "No", ("yes", "zh"): "是的", ("no", "zh"): "不是"}
 
 
 def passages_for(
@@ -84,6 +84,69 @@ class Verdict(BaseModel):
     answer: Literal["yes", "no", ""] = ""  # "": not decided
     p_yes: float | None = None
     failed_part: str = ""  # of a question split into parts: the one the passages answer "no" to
+    found: list[str] = Field(default_factory=list)  # of a comparison: each thing's value, as looked up
+
+    def decision(self) -> dict[str, object]:
+        """The verdict as the step's trace records it; empty when undecided."""
+        if not self.answer:
+            return {}
+        return {
+            "yes_no_verdict": self.answer,
+            "p_yes": self.p_yes,
+            "failed_part": self.failed_part,
+            **({"found": self.found} if self.found else {}),
+        }
+
+
+def lookups_of(question: str, resources: Resources, config: RunnableConfig) -> list[str]:
+    """With ``graph.yes_no_lookups``, for a question comparing two things ("Were A and B born in the same
+    town?"), one question per thing asking for the compared value ("Where was A born?"); else []."""
+    if not resources.options.graph.yes_no_lookups:
+        return []
+    reply, _ = ask_structured(
+        resources.llm, YesNoClaims, load_prompt("yes_no_lookups"), f"Question: {question}", config
+    )
+    found = [q.strip() for q in (reply.questions if reply else []) if q.strip()]
+    return found if len(found) == 2 else []
+
+
+def compared_verdict(
+    question: str,
+    lookups: list[str],
+    context: list[ContextPassage],
+    unrefined: dict[str, str],
+    resources: Resources,
+    config: RunnableConfig,
+) -> Verdict:
+    """A comparison decided from the two values looked up, each in its own paragraph: the 1.5B model
+    compares "Swedish" with "Swedish", or 2009 with 2014, where read from two paragraphs at once it is
+    near chance. Undecided when a value is not found or no probability is reported."""
+    found = []
+    for lookup in lookups:
+        passage = format_passages(passages_for(lookup, context, True, unrefined))
+        value = ask_text(
+            resources.llm, load_prompt("lookup_value"), f"{passage}\n\nQuestion: {lookup}", config
+        )
+        if not value.strip() or "NOT_FOUND" in value.upper():
+            return Verdict()
+        found.append(f"{lookup} {value.strip()}")
+    user = "Found:\n" + "\n".join(f"- {f}" for f in found) + f"\n\nQuestion: {question}"
+    p_yes = probability_yes(resources.llm, load_prompt("yes_no_from_values"), user, config)
+    if p_yes is None:
+        return Verdict()
+    answer = "yes" if p_yes >= resources.options.graph.yes_no_threshold else "no"
+    return Verdict(answer=answer, p_yes=round(p_yes, 4), found=found)
+
+
+def verdict_for(state: RagState, resources: Resources, config: RunnableConfig) -> Verdict:
+    """The verdict the reader is told, for a yes/no question with ``graph.yes_no_verdict`` and the
+    bundled model (the threshold and the split are calibrated on its yes-bias; a hosted model answers
+    itself); undecided otherwise."""
+    if not (
+        resources.options.graph.yes_no_verdict and resources.llm_is_local and facts_of(state).asks_yes_no
+    ):
+        return Verdict()
+    return read_verdict(state, state["standalone_question"], resources, config)
 
 
 def read_verdict(state: RagState, question: str, resources: Resources, config: RunnableConfig) -> Verdict:
@@ -95,6 +158,10 @@ def read_verdict(state: RagState, question: str, resources: Resources, config: R
         return Verdict()
     claims = claims_of(question, resources, config)
     unrefined = {h["chunk_id"]: h["text"] for h in state.get("passages") or []}
+    if len(claims) == 1 and (lookups := lookups_of(question, resources, config)):
+        compared = compared_verdict(question, lookups, context, unrefined, resources, config)
+        if compared.answer:
+            return compared
     scores = []
     for claim in claims:
         passages = format_passages(passages_for(claim, context, len(claims) > 1, unrefined))
@@ -107,6 +174,9 @@ def read_verdict(state: RagState, question: str, resources: Resources, config: R
     answer = "yes" if p_yes >= resources.options.graph.yes_no_threshold else "no"
     failed = claims[known.index(p_yes)] if answer == "no" and len(claims) > 1 else ""
     return Verdict(answer=answer, p_yes=round(p_yes, 4), failed_part=failed)
+
+
+_OPENINGS = {("yes", "en"): "Yes", ("no", "en"): "No", ("yes", "zh"): "是的", ("no", "zh"): "不是"}
 
 
 def verdict_instruction(verdict: Verdict | None, language: str) -> str:

@@ -20,7 +20,7 @@ from graphs.rag.nodes._llm import ask_text, ask_text_masking_unlikely
 from graphs.rag.nodes._passages import answer_language, format_passages
 from graphs.rag.nodes._question_facts import facts_of, in_users_script
 from graphs.rag.nodes._step import records_step
-from graphs.rag.nodes._yes_no import Verdict, read_verdict, verdict_instruction
+from graphs.rag.nodes._yes_no import Verdict, verdict_for, verdict_instruction
 from graphs.rag.resources import Resources
 from graphs.rag.state import RagState
 from prompts import load_prompt
@@ -147,10 +147,7 @@ def draft_update(
 @records_step
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     match_script = resources.options.graph.answer_in_users_script
-    verdict = None
-    # calibrated on the bundled model, whose yes-bias it corrects (a hosted model is left to answer)
-    if resources.options.graph.yes_no_verdict and resources.llm_is_local and facts_of(state).asks_yes_no:
-        verdict = read_verdict(state, state["standalone_question"], resources, config)
+    verdict = verdict_for(state, resources, config)
     system, user = answer_prompt(
         state,
         strict=False,
@@ -159,22 +156,19 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
         yes_no_verdict=verdict,
     )
     reply, not_found = ask_for_answer(resources, system, user, config)
-    yes_no = {}
-    if verdict and verdict.answer:
-        yes_no = {
-            "yes_no_verdict": verdict.answer,
-            "p_yes": verdict.p_yes,
-            "failed_part": verdict.failed_part,
-        }
     update = draft_update(
         reply,
         state,
-        {"reused_previous_context": bool(state.get("reused_previous_context")), **not_found, **yes_no},
+        {
+            "reused_previous_context": bool(state.get("reused_previous_context")),
+            **not_found,
+            **verdict.decision(),
+        },
         repoint=resources.options.graph.repoint_citations,
         bridges=resources.options.graph.cite_bridges,
         across_languages=resources.options.graph.share_across_languages,
         match_script=match_script,
     )
     update["strict_generation"] = False
-    update["yes_no_verdict"] = verdict.model_dump() if verdict and verdict.answer else {}
+    update["yes_no_verdict"] = verdict.model_dump() if verdict.answer else {}
     return update
