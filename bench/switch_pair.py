@@ -8,9 +8,9 @@ Both settings answer, in one sitting, every question with a gold answer of the n
 knowledge base of ``bench.cross_lingual`` (the follow-up benchmark's Markdown documents and the bundled
 samples, English and Chinese; with ``multi_hop_questions`` also ``bench/multi_hop/docs``, fictional
 towns, people and firms that no model knows by heart). An answer is right when it is not a refusal and
-holds one gold string as a whole token (``bench.direct_fallback.holds_gold``); a yes/no question's answer is right when its polarity (short
-answer first, else the answer's opening) is the gold one; to a question marked
-``"answerable": false`` a refusal is right; a comparison with an ``other`` option is right when it
+holds one gold string as a whole token (``bench.direct_fallback.holds_gold``); a yes/no question's answer
+is right when its polarity (short answer first, else the answer's opening) is the gold one; to a
+question marked ``"answerable": false`` a refusal is right; a comparison with an ``other`` option is right when it
 names the gold option (``picks_gold``).
 The summary gives right and refused per setting, the questions won and lost, McNemar's exact p, and
 LLM calls. Results go to ``bench/results/<out>``; finished questions are kept in a partial file, so an

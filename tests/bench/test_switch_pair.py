@@ -72,3 +72,20 @@ def test_a_switch_is_paired_on_against_off_with_the_also_switches_in_both_arms()
 
 def test_a_check_is_paired_run_against_switched_off():
     assert arms(None, "unlikely_draft") == {"on": {}, "off": {"checks_off": ["unlikely_draft"]}}
+
+
+FERRY = {"question": "Does the Skerrow ferry run on Sundays?", "gold": ["no"], "polarity": "no"}
+SCHOOL = {"question": "这所学校是公立的吗？", "gold": ["yes"], "polarity": "yes"}
+
+
+def test_a_yes_no_question_is_judged_by_the_polarity_of_its_answer():
+    # the short answer first, then the answer's opening word
+    assert is_right(FERRY, answer("No, it runs Monday to Saturday. [1]", short="no"))
+    assert is_right(FERRY, answer("No, it runs Monday to Saturday. [1]"))
+    assert not is_right(FERRY, answer("Yes, the ferry runs on Sundays. [1]", short="yes"))
+    # must not count: a "no" somewhere inside an answer that does not open with it, or a refusal
+    assert not is_right(FERRY, answer("The ferry runs daily; there is no timetable change. [1]"))
+    assert not is_right(FERRY, answer("I could not find the answer.", refused=True))
+    # Chinese without a short answer: a negation anywhere says no
+    assert is_right(SCHOOL, answer("是的，这所学校是公立学校。 [1]"))
+    assert not is_right(SCHOOL, answer("这所学校不是公立的。 [1]"))
