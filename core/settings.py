@@ -415,7 +415,7 @@ class GraphSettings(BaseModel):
     )
     # On: 33 yes/no questions written for it (bench/data/yes_no_questions.jsonl), its report half 14 right
     # against 10 (4 won, 0 lost, 6 unanswerable among them); HotpotQA's 12 yes/no questions 9 against 5
-    # (6 won, 2 lost); +2.3 LLM calls on those questions only (docs/benchmarks.md, session 37).
+    # (6 won, 2 lost); CMRC's 2: 1 lost; +2.3 LLM calls on those questions only (benchmarks.md, session 37).
     yes_no_verdict: bool = Field(
         True,
         description="with the bundled local model: a yes/no question's answer is decided by one yes-or-no "
