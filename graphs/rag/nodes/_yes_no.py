@@ -53,9 +53,10 @@ def passages_for(
     """What a claim is read against: the paragraph BM25 scores best for it (``one``: a claim about one
     thing), and with it the second best when that scores close (a question comparing two things).
     Paragraphs are read from the passages as retrieved (``unrefined``, by chunk id), as refinement keeps
-    single sentences and drops the one that says "It is served warm" after naming the drink. Beside
+    single sentences and drops the one that says "It has no projector" after naming the room. Beside
     other paragraphs the 1.5B model answers "yes" to a claim that one of them makes about another thing
-    ("Does B contain gin?" beside "A is made with gin"); a small document's passage describes several."""
+    ("Does room B have a projector?" beside "Room A has a projector"); a small document's passage
+    describes several things."""
     unrefined = unrefined or {}
     units = [
         (p, paragraph)
@@ -123,7 +124,7 @@ def compared_verdict(
     near chance. Undecided when a value is not found or no probability is reported."""
     found = []
     for lookup in lookups:
-        passage = format_passages(passages_for(lookup, context, True, unrefined))
+        passage = format_passages(passages_for(lookup, context, one=True, unrefined=unrefined))
         value = ask_text(
             resources.llm, load_prompt("lookup_value"), f"{passage}\n\nQuestion: {lookup}", config
         )
@@ -134,8 +135,7 @@ def compared_verdict(
     p_yes = probability_yes(resources.llm, load_prompt("yes_no_from_values"), user, config)
     if p_yes is None:
         return Verdict()
-    answer = "yes" if p_yes >= resources.options.graph.yes_no_threshold else "no"
-    return Verdict(answer=answer, p_yes=round(p_yes, 4), found=found)
+    return decided(p_yes, resources, found=found)
 
 
 def verdict_for(state: RagState, resources: Resources, config: RunnableConfig) -> Verdict:
@@ -164,16 +164,22 @@ def read_verdict(state: RagState, question: str, resources: Resources, config: R
             return compared
     scores = []
     for claim in claims:
-        passages = format_passages(passages_for(claim, context, len(claims) > 1, unrefined))
+        passages = format_passages(passages_for(claim, context, one=len(claims) > 1, unrefined=unrefined))
         user = f"{passages}\n\nQuestion: {claim}"
         scores.append(probability_yes(resources.llm, load_prompt("yes_no_verdict"), user, config))
     known = [p for p in scores if p is not None]
-    if not known or len(known) < len(scores):
+    if len(known) < len(scores):
         return Verdict()
-    p_yes = min(known)
+    verdict = decided(min(known), resources)
+    if verdict.answer == "no" and len(claims) > 1:
+        verdict.failed_part = claims[known.index(min(known))]
+    return verdict
+
+
+def decided(p_yes: float, resources: Resources, **found: list[str]) -> Verdict:
+    """``p_yes`` read against ``graph.yes_no_threshold``."""
     answer = "yes" if p_yes >= resources.options.graph.yes_no_threshold else "no"
-    failed = claims[known.index(p_yes)] if answer == "no" and len(claims) > 1 else ""
-    return Verdict(answer=answer, p_yes=round(p_yes, 4), failed_part=failed)
+    return Verdict(answer=answer, p_yes=round(p_yes, 4), **found)
 
 
 _OPENINGS = {("yes", "en"): "Yes", ("no", "en"): "No", ("yes", "zh"): "是的", ("no", "zh"): "不是"}
@@ -181,8 +187,8 @@ _OPENINGS = {("yes", "en"): "Yes", ("no", "en"): "No", ("yes", "zh"): "是的", 
 
 def verdict_instruction(verdict: Verdict | None, language: str) -> str:
     """The lines that tell the reader the verdict, how to open its answer and, for a "no" to a question
-    made of parts, which part fails ("No, the Blue Fennick and the Mossgate Punch both contain gin"
-    is what it wrote without); '' without a verdict."""
+    made of parts, which part fails ("No, rooms A and B both have a projector" is what it wrote
+    without); '' without a verdict."""
     if verdict is None or not verdict.answer:
         return ""
     opening = _OPENINGS[(verdict.answer, "zh" if language == "zh" else "en")]
