@@ -413,6 +413,11 @@ class GraphSettings(BaseModel):
         'characters joins the sentence before it ("Its manager is …" continues what precedes it) '
         "instead of the next one; off: every short sentence joins the next, across paragraphs",
     )
+    strips_keep_lead: bool = Field(
+        False,
+        description="refinement keeps, with a strip, the first strip of its paragraph (within the token "
+        "budget): the sentence that names what the kept one calls 'she' or 'it'",
+    )
     strips_per_query: bool = Field(
         False,
         description="refinement judges a strip relevant against each of its queries (the question, IRCoT's "

@@ -266,3 +266,58 @@ def test_scores_per_query_are_shares_of_each_querys_best(embedder) -> None:
     shared = score_strips(strips, [CHAIN_QUESTION, CHAIN_REASONING], embedder)
     assert shared.lexical_by_query.shape == (1, len(strips))
     assert shared.lexical.max() == 1.0
+
+
+# A paragraph's lead (graph.strips_keep_lead): a choir's page and a Chinese museum page, written before
+# any benchmark question was looked at.
+CHOIR = hit(
+    "choir::c0",
+    "Maren Holt has led the Linden Choir for eleven years. She trained as an organist in Bergen and "
+    "joined in 2009. The choir rehearses every Tuesday evening at seven.\n\n"
+    "The Linden Choir was founded by railway workers in 1952. It sings in the old town hall at Easter.",
+    "Linden Choir",
+)
+
+
+def test_a_kept_strip_brings_the_first_strip_of_its_paragraph(embedder) -> None:
+    from graphs.rag.nodes.refine_passages import with_paragraph_leads
+
+    strips = decompose([CHOIR])
+    texts = [s.text for s in strips]
+    trained = texts.index("She trained as an organist in Bergen and joined in 2009.")
+    sings = texts.index("It sings in the old town hall at Easter.")
+    kept = with_paragraph_leads(strips, [trained, sings], 1000, embedder.count_tokens)
+    assert [texts[i] for i in kept] == [
+        "Maren Holt has led the Linden Choir for eleven years.",
+        "She trained as an organist in Bergen and joined in 2009.",
+        "The Linden Choir was founded by railway workers in 1952.",
+        "It sings in the old town hall at Easter.",
+    ]
+
+
+def test_a_lead_is_not_added_twice_nor_for_a_lead_nor_past_the_budget(embedder) -> None:
+    from graphs.rag.nodes.refine_passages import with_paragraph_leads
+
+    strips = decompose([CHOIR])
+    texts = [s.text for s in strips]
+    lead, trained = 0, texts.index("She trained as an organist in Bergen and joined in 2009.")
+    assert with_paragraph_leads(strips, [lead, trained], 1000, embedder.count_tokens) == [lead, trained]
+    assert with_paragraph_leads(strips, [lead], 1000, embedder.count_tokens) == [lead]
+    tight = embedder.count_tokens(texts[trained])
+    assert with_paragraph_leads(strips, [trained], tight, embedder.count_tokens) == [trained]
+
+
+def test_leads_follow_paragraphs_in_chinese_too(embedder) -> None:
+    from graphs.rag.nodes.refine_passages import with_paragraph_leads
+
+    museum = hit(
+        "museum::c0",
+        "青石博物馆建于一九八六年，位于老城南门外的河边，是全省最早建成并向公众免费开放的县级博物馆之一。"
+        "它收藏了三千多件陶器、竹编和木雕，其中一件宋代青瓷碗最为有名，每年吸引许多外地游客专程来看。\n\n"
+        "博物馆每周一闭馆，其余日子上午九点开门。",
+        "青石博物馆",
+    )
+    strips = decompose([museum])
+    assert [s.paragraph for s in strips] == [0, 0, 1]
+    kept = with_paragraph_leads(strips, [1], 1000, embedder.count_tokens)
+    assert kept == [0, 1]
