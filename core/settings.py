@@ -418,13 +418,6 @@ class GraphSettings(BaseModel):
         description="refinement keeps, with a strip, the first strip of its paragraph (within the token "
         "budget): the sentence that names what the kept one calls 'she' or 'it'",
     )
-    strips_per_query: bool = Field(
-        False,
-        description="refinement judges a strip relevant against each of its queries (the question, IRCoT's "
-        "reasoning sentences, a retry's translations) by that query's own best strip; off: one bar, set by "
-        "the best strip of any query, so a reasoning sentence that copies one strip drops the strips the "
-        "question itself points to",
-    )
     # On: 33 yes/no questions written for it (bench/data/yes_no_questions.jsonl), its report half 14 right
     # against 10 (4 won, 0 lost, 6 unanswerable among them); HotpotQA's 12 yes/no questions 9 against 5
     # (6 won, 2 lost); CMRC's 2: 1 lost; +2.3 LLM calls on those questions only (benchmarks.md, session 37).

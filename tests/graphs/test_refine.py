@@ -213,61 +213,6 @@ def test_the_question_with_its_names_as_the_passages_write_them_scores_the_strip
     assert refinement_queries({**state, "passage_spellings": {}})[1:] == []
 
 
-# Relevance per query (graph.strips_per_query): a grocery chain and a bakery, written before any
-# benchmark question was looked at. IRCoT's reasoning often copies the one strip it found; with one bar
-# for every query, that strip's perfect score sets the bar and the strip the question points to (the
-# purchase that makes the bridge) falls under it.
-CHAINS = [
-    hit(
-        "harbor::c0",
-        "Harbor Foods is a grocery chain based in Tacoma. It is one of the largest grocery chains in the "
-        "Northwest (with 212 stores at the end of 2020). Its logo is a blue anchor drawn in 1961.",
-        "Harbor Foods",
-    ),
-    hit(
-        "bayside::c0",
-        "Bayside Market was a family grocery store in Olympia. In 1994 Bayside Market was bought by "
-        "Harbor Foods. Its founder, Ana Ruiz, opened the first shop on Water Street.",
-        "Bayside Market",
-    ),
-    hit("oven::c0", "The Stone Oven bakery sells rye bread. It closes on Sundays.", "Stone Oven"),
-]
-CHAIN_QUESTION = "In 1994 Bayside Market was bought by a chain that had how many stores at the end of 2020?"
-CHAIN_REASONING = (
-    "It is one of the largest grocery chains in the Northwest (with 212 stores at the end of 2020)."
-)
-
-
-def chain_strips(queries: list[str], embedder, per_query: bool) -> list[str]:
-    strips = decompose(CHAINS)
-    scores = score_strips(strips, queries, embedder, per_query=per_query)
-    return [strips[i].text for i in select_strips(scores, strips, 1000, embedder.count_tokens)]
-
-
-def test_each_query_keeps_the_strips_it_points_to(embedder) -> None:
-    texts = chain_strips([CHAIN_QUESTION, CHAIN_REASONING], embedder, per_query=True)
-    assert "In 1994 Bayside Market was bought by Harbor Foods." in texts  # the question's bridge
-    assert any("212 stores" in t for t in texts)  # the reasoning's answer
-    assert "The Stone Oven bakery sells rye bread." not in texts  # neither points here
-
-
-def test_one_query_scores_the_same_per_query_or_not(embedder) -> None:
-    for question in (CHAIN_QUESTION, "Who founded Bayside Market?", "When does Stone Oven close?"):
-        assert chain_strips([question], embedder, per_query=True) == chain_strips(
-            [question], embedder, per_query=False
-        )
-
-
-def test_scores_per_query_are_shares_of_each_querys_best(embedder) -> None:
-    strips = decompose(CHAINS)
-    scores = score_strips(strips, [CHAIN_QUESTION, CHAIN_REASONING], embedder, per_query=True)
-    assert scores.lexical_by_query.shape == (2, len(strips))
-    assert (scores.lexical_by_query.max(axis=1) == 1.0).all()
-    shared = score_strips(strips, [CHAIN_QUESTION, CHAIN_REASONING], embedder)
-    assert shared.lexical_by_query.shape == (1, len(strips))
-    assert shared.lexical.max() == 1.0
-
-
 # A paragraph's lead (graph.strips_keep_lead): a choir's page and a Chinese museum page, written before
 # any benchmark question was looked at.
 CHOIR = hit(

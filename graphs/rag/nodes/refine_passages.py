@@ -7,18 +7,18 @@ tokenizer: jieba for Chinese, stemming for English), normalised by the best stri
 cosine similarity. A strip is relevant when its BM25 score is at least ``LEXICAL_KEEP`` of the best, or
 its cosine is within ``DENSE_MARGIN`` of the best cosine (e5 cosines sit in a narrow band, so a margin
 reads them better than a ratio; the dense side also carries cross-lingual questions, where BM25 sees
-nothing). With ``graph.strips_per_query`` each query sets its own bar: a reasoning sentence that copies
-one strip no longer raises the bar over the strips the question itself points to. Relevant strips are
-taken best first (their mixed score) until the context token budget is spent, then put back in document
-order; passages left without a strip never reach the prompt. The passages go best strip first
-(``graph.context_order: relevance``, the default) or in the retrieval's order (``document``); after the
-generator's NOT_FOUND, ``graph.narrow_after_not_found`` keeps only the best few strips. No LLM call.
-(Whole passages on the iterative route, so that a later hop's passage about the bridge entity is not cut
-for scoring low against the question, were measured on 26 iterative questions: none won, one lost for
-good — the longer context misled the 1.5B reader; docs/benchmarks.md, session 16.) Injected instructions
-are not filtered here: retrieved text reaches a prompt only inside ``<passage>`` delimiters it cannot
-close, as data (``_passages``); a regex filter that stood here caught 0 of 12 injections written after it
-was frozen (``bench/prompt_injection.py``) and was removed.
+nothing). Relevant strips are taken best first (their mixed score) until the context token budget is
+spent, then put back in document order; passages left without a strip never reach the prompt. The
+passages go best strip first (``graph.context_order: relevance``, the default) or in the retrieval's
+order (``document``); after the generator's NOT_FOUND, ``graph.narrow_after_not_found`` keeps only the
+best few strips. No LLM call. (Whole passages on the iterative route, so that a later hop's passage about
+the bridge entity is not cut for scoring low against the question, were measured on 26 iterative
+questions: none won, one lost for good — the longer context misled the 1.5B reader; docs/benchmarks.md,
+session 16. So did a bar set per query instead of one for all, which kept the strips the question points
+to beside those a reasoning sentence copies: 1 won, 4 lost on the 34 multi-hop questions, session 38.)
+Injected instructions are not filtered here: retrieved text reaches a prompt only inside ``<passage>``
+delimiters it cannot close, as data (``_passages``); a regex filter that stood here caught 0 of 12
+injections written after it was frozen (``bench/prompt_injection.py``) and was removed.
 """
 
 from __future__ import annotations
@@ -148,43 +148,20 @@ def _normalise_min_max(values: np.ndarray) -> np.ndarray:
 
 @dataclass
 class StripScores:
-    """Per query (rows) and strip (columns): BM25 over the strips as a share of that row's best, in
-    [0, 1], and the e5 cosine similarity. One row when every query shares one bar."""
-
-    lexical_by_query: np.ndarray
-    cosine_by_query: np.ndarray
-
-    @property
-    def lexical(self) -> np.ndarray:
-        return _best_over_rows(self.lexical_by_query)
-
-    @property
-    def cosine(self) -> np.ndarray:
-        return _best_over_rows(self.cosine_by_query)
+    lexical: np.ndarray  # BM25 / best BM25 over the strips, in [0, 1]
+    cosine: np.ndarray  # e5 cosine similarity to the closest query
 
     @property
     def mixed(self) -> np.ndarray:
-        """One number per strip to order them by: BM25 share and min-max-normalised cosine, mixed, the
-        best over the rows."""
-        rows = [
-            BM25_WEIGHT * lexical + (1 - BM25_WEIGHT) * _normalise_min_max(cosine)
-            for lexical, cosine in zip(self.lexical_by_query, self.cosine_by_query, strict=True)
-        ]
-        return _best_over_rows(np.asarray(rows))
+        """One number per strip to order them by: BM25 share and min-max-normalised cosine, mixed."""
+        return BM25_WEIGHT * self.lexical + (1 - BM25_WEIGHT) * _normalise_min_max(self.cosine)
 
     @property
     def relevant(self) -> np.ndarray:
-        """A strip is relevant when, for some row, its BM25 share reaches ``LEXICAL_KEEP`` or its cosine
-        is within ``DENSE_MARGIN`` of that row's best."""
-        if not self.cosine_by_query.size:
-            return np.zeros(self.cosine_by_query.shape[-1], dtype=bool)
-        lexical = (self.lexical_by_query >= LEXICAL_KEEP) & (self.lexical_by_query > 0)
-        dense = self.cosine_by_query >= self.cosine_by_query.max(axis=1, keepdims=True) - DENSE_MARGIN
-        return np.asarray((lexical | dense).any(axis=0))
-
-
-def _best_over_rows(rows: np.ndarray) -> np.ndarray:
-    return rows.max(axis=0) if rows.size else np.zeros(rows.shape[-1] if rows.ndim else 0)
+        if not self.cosine.size:
+            return np.zeros(0, dtype=bool)
+        lexical = (self.lexical >= LEXICAL_KEEP) & (self.lexical > 0)
+        return lexical | (self.cosine >= float(self.cosine.max()) - DENSE_MARGIN)
 
 
 def score_strips(
@@ -192,31 +169,24 @@ def score_strips(
     queries: Sequence[str],
     embedder: Embedder,
     embed_passages: Callable[[Sequence[str]], np.ndarray] | None = None,
-    per_query: bool = False,
 ) -> StripScores:
-    """BM25 share and e5 cosine of every strip against ``queries``.
+    """BM25 share and e5 cosine of every strip, each the best over ``queries``.
 
-    ``per_query`` (``graph.strips_per_query``) keeps one row per query, each query's BM25 read against
-    its own best strip; otherwise one row holds each strip's best over the queries, and the BM25 share is
-    taken of the best strip of any query. ``embed_passages`` defaults to ``embedder.embed_passages``
-    (pass a cached variant to reuse vectors)."""
-    if not strips or not queries:
-        return StripScores(np.zeros((0, len(strips))), np.zeros((0, len(strips))))
+    ``embed_passages`` defaults to ``embedder.embed_passages`` (pass a cached variant to reuse vectors)."""
+    if not strips:
+        return StripScores(np.zeros(0), np.zeros(0))
     corpus = [tokenize(s.scoring_text) for s in strips]
-    lexical = np.zeros((len(queries), len(strips)))
+    lexical = np.zeros(len(strips))
     if any(corpus):
         bm25 = BM25Okapi([tokens or ["\u2205"] for tokens in corpus])
-        for row, query in enumerate(queries):
+        for query in queries:
             terms = tokenize(query)
             if terms:
-                lexical[row] = np.asarray(bm25.get_scores(terms), dtype=float)
-    lexical = np.clip(lexical, 0, None)
+                lexical = np.maximum(lexical, np.asarray(bm25.get_scores(terms), dtype=float))
     strip_vectors = (embed_passages or embedder.embed_passages)([s.scoring_text for s in strips])
     query_vectors = embedder.embed_queries(list(queries))
-    cosine = (query_vectors @ strip_vectors.T).astype(float)
-    if per_query:
-        return StripScores(np.asarray([_normalise_by_max(row) for row in lexical]), cosine)
-    return StripScores(_normalise_by_max(lexical.max(axis=0))[None, :], cosine.max(axis=0)[None, :])
+    cosine = (strip_vectors @ query_vectors.T).max(axis=1).astype(float)
+    return StripScores(_normalise_by_max(np.clip(lexical, 0, None)), cosine)
 
 
 def select_strips(
@@ -327,13 +297,7 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
     passages = hits_from_state(state.get("passages") or [])
     strips = decompose(passages, follow_paragraphs=resources.options.graph.strips_follow_paragraphs)
     embedder = resources.embedder
-    scores = score_strips(
-        strips,
-        refinement_queries(state),
-        embedder,
-        resources.embed_passages,
-        per_query=resources.options.graph.strips_per_query,
-    )
+    scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
     budget = resources.options.max_context_tokens
     kept = select_strips(scores, strips, budget, embedder.count_tokens)
     if resources.options.graph.strips_keep_lead:
