@@ -446,6 +446,12 @@ class GraphSettings(BaseModel):
         description="P(yes) at or above which graph.yes_no_verdict answers yes: the middle of the range "
         "(0.4-0.75) that did equally well on the calibration half of bench/data/yes_no_questions.jsonl",
     )
+    name_bridges: bool = Field(
+        False,
+        description="on the iterative route the model copies the question's words that describe something "
+        "('the founder of X') and the name the passages give it; code checks both copies and shows the reader "
+        "the question with the name in place of the description, a single-hop question",
+    )
     reader_sees_reasoning: bool = Field(
         False,
         description="on the iterative route the reader also sees IRCoT's reasoning sentences, as notes "

@@ -168,6 +168,8 @@ class RagState(TypedDict, total=False):
     strict_generation: Annotated[bool, PerTurn(False, on_retrieval=True)]
     # a yes/no question's answer as read from the passages (a _yes_no.Verdict dict; {} when not decided)
     yes_no_verdict: Annotated[dict[str, Any], PerTurn({}, on_retrieval=True)]
+    # the question with its bridge named, and the spans the model copied (_bridge.bridge_for; {} when off)
+    bridge: Annotated[dict[str, Any], PerTurn({}, on_retrieval=True)]
     support: Annotated[list[dict[str, Any]], PerTurn([], on_retrieval=True)]  # SupportVerdict dicts
     proposed_short_answer: Annotated[str, PerTurn("", on_retrieval=True)]  # the judge's, before backing
     # the question's years / ordinals that no cited passage states near the short answer

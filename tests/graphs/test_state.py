@@ -38,7 +38,7 @@ def test_a_fresh_retrieval_resets_retrieval_and_generation_but_not_the_turns_cou
 
     assert set(fresh) == {
         "hits", "passages", "strips", "context", "reused_previous_context", "answer_draft",
-        "generator_refused", "strict_generation", "yes_no_verdict", "support", "proposed_short_answer",
+        "generator_refused", "strict_generation", "yes_no_verdict", "bridge", "support", "proposed_short_answer",
         "unmet_constraints", "repeated_exclusions",
         "answers_question", "failed_checks",
     }  # fmt: skip

@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from graphs.rag.nodes._bridge import bridge_for, bridge_instruction
 from graphs.rag.nodes._citations import (
     answer_sentences,
     attribute_uncited,
@@ -53,9 +54,11 @@ def answer_prompt(
     match_script: bool = True,
     reasoning: bool = False,
     yes_no_verdict: Verdict | None = None,
+    bridge: dict[str, Any] | None = None,
 ) -> tuple[str, str]:
     """(system, user) messages for the generator: passages delimited as data, then the question (and a
-    yes/no question's verdict, read from the passages, for the reader to show)."""
+    yes/no question's verdict, read from the passages, for the reader to show, or the question with its
+    bridge named)."""
     system = load_prompt("generate_answer")
     # A name the passages write in the other script is shown in their spelling beside the question's
     # ("Who wrote Yuxiang (雨巷)?"): the 1.5B reader does not match pinyin with characters itself.
@@ -66,9 +69,12 @@ def answer_prompt(
     user = f"Question: {question}\n\n{format_passages(state.get('context') or [])}\n\n"
     user += reasoning_notes(state, reasoning)
     user += f"Question: {question}\nAnswer language: {answer_language(state, match_script)}"
-    instruction = verdict_instruction(yes_no_verdict, facts_of(state).language)
-    if instruction:
-        user += f"\n\n{instruction}"
+    for instruction in (
+        verdict_instruction(yes_no_verdict, facts_of(state).language),
+        bridge_instruction(bridge or {}),
+    ):
+        if instruction:
+            user += f"\n\n{instruction}"
     if strict:
         system = f"{system}\n\n{load_prompt('generate_answer_strict')}"
         unsupported = [v["sentence"] for v in state.get("support") or [] if v["verdict"] == "not"]
@@ -148,12 +154,14 @@ def draft_update(
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     match_script = resources.options.graph.answer_in_users_script
     verdict = verdict_for(state, resources, config)
+    bridge = bridge_for(state, resources, config)
     system, user = answer_prompt(
         state,
         strict=False,
         match_script=match_script,
         reasoning=resources.options.graph.reader_sees_reasoning,
         yes_no_verdict=verdict,
+        bridge=bridge,
     )
     reply, not_found = ask_for_answer(resources, system, user, config)
     update = draft_update(
@@ -163,6 +171,7 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
             "reused_previous_context": bool(state.get("reused_previous_context")),
             **not_found,
             **verdict.decision(),
+            **({"bridge": bridge} if bridge else {}),
         },
         repoint=resources.options.graph.repoint_citations,
         bridges=resources.options.graph.cite_bridges,
@@ -171,4 +180,5 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
     )
     update["strict_generation"] = False
     update["yes_no_verdict"] = verdict.model_dump() if verdict.answer else {}
+    update["bridge"] = bridge
     return update

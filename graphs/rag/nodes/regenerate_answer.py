@@ -24,6 +24,7 @@ def regenerate_answer(state: RagState, config: RunnableConfig, *, resources: Res
         match_script=match_script,
         reasoning=resources.options.graph.reader_sees_reasoning,
         yes_no_verdict=Verdict.model_validate(state.get("yes_no_verdict") or {}),
+        bridge=state.get("bridge") or {},
     )
     reply, not_found = ask_for_answer(resources, system, user, config)
     bound = resources.options.graph.max_support_retries
