@@ -123,3 +123,21 @@ def test_a_rejected_copy_is_traced_and_the_reader_sees_the_question_alone() -> N
 
     assert update["bridge"]["rejected"] == "the description is not the question's words"
     assert "so the question asks" not in llm.calls[-1][1][-1].text
+
+
+def test_a_regeneration_shows_the_bridged_question_without_asking_again() -> None:
+    from graphs.rag.nodes.regenerate_answer import regenerate_answer
+
+    llm = ScriptedChatModel(replies={"generate_answer_strict": "Lena Sorvik trained as a cellist. [2]"})
+    settings = load_settings(graph={"name_bridges": True})
+    bridge = {
+        "question": "What instrument did Lena Sorvik train on?",
+        "description": "the conductor of the Harwick Orchestra",
+        "name": "Lena Sorvik",
+    }
+    question = "What instrument did the conductor of the Harwick Orchestra train on?"
+    state = {**_state(question, "iterative"), "bridge": bridge, "support": []}
+    regenerate_answer(state, {}, resources=Resources(settings, llm=llm))
+
+    assert [name for name, _ in llm.calls] == ["generate_answer_strict"]
+    assert "What instrument did Lena Sorvik train on?" in llm.calls[-1][1][-1].text
