@@ -413,11 +413,6 @@ class GraphSettings(BaseModel):
         'characters joins the sentence before it ("Its manager is …" continues what precedes it) '
         "instead of the next one; off: every short sentence joins the next, across paragraphs",
     )
-    strips_keep_lead: bool = Field(
-        False,
-        description="refinement keeps, with a strip, the first strip of its paragraph (within the token "
-        "budget): the sentence that names what the kept one calls 'she' or 'it'",
-    )
     # On: 33 yes/no questions written for it (bench/data/yes_no_questions.jsonl), its report half 14 right
     # against 10 (4 won, 0 lost, 6 unanswerable among them); HotpotQA's 12 yes/no questions 9 against 5
     # (6 won, 2 lost); CMRC's 2: 1 lost; +2.3 LLM calls on those questions only (benchmarks.md, session 37).

@@ -15,10 +15,12 @@ best few strips. No LLM call. (Whole passages on the iterative route, so that a 
 the bridge entity is not cut for scoring low against the question, were measured on 26 iterative
 questions: none won, one lost for good — the longer context misled the 1.5B reader; docs/benchmarks.md,
 session 16. So did a bar set per query instead of one for all, which kept the strips the question points
-to beside those a reasoning sentence copies: 1 won, 4 lost on the 34 multi-hop questions, session 38.)
-Injected instructions are not filtered here: retrieved text reaches a prompt only inside ``<passage>``
-delimiters it cannot close, as data (``_passages``); a regex filter that stood here caught 0 of 12
-injections written after it was frozen (``bench/prompt_injection.py``) and was removed.
+to beside those a reasoning sentence copies: 1 won, 4 lost on the 34 multi-hop questions; and a
+paragraph's first sentence kept with a later one ("She studied ..." with the sentence naming her) changed
+none of them; session 38.) Injected instructions are not filtered here: retrieved text reaches a prompt
+only inside ``<passage>`` delimiters it cannot close, as data (``_passages``); a regex filter that stood
+here caught 0 of 12 injections written after it was frozen (``bench/prompt_injection.py``) and was
+removed.
 """
 
 from __future__ import annotations
@@ -57,7 +59,6 @@ class Strip:
     position: int  # order inside the passage
     text: str
     scoring_text: str  # the strip with its document title and headings, so "it" still matches
-    paragraph: int = 0  # index of its paragraph inside the passage (0 without strips_follow_paragraphs)
 
 
 def _header(hit: Hit) -> str:
@@ -75,15 +76,11 @@ def decompose(
     for index, hit in enumerate(passages):
         header = _header(hit)
         whole = hit.chunk is not None and hit.chunk.kind in WHOLE_KINDS
-        paragraphs = [[hit.text.strip()]] if whole else paragraph_strips(hit.text, follow_paragraphs)
-        position = 0
-        for paragraph, texts in enumerate(paragraphs):
-            for text in texts:
-                scoring = f"{header}\n{text}" if header else text
-                strips.append(Strip(index, position, text, scoring, paragraph))
-                position += 1
-                if len(strips) >= max_strips:
-                    return strips
+        texts = [hit.text.strip()] if whole else sentence_strips(hit.text, follow_paragraphs)
+        for position, text in enumerate(texts):
+            strips.append(Strip(index, position, text, f"{header}\n{text}" if header else text))
+            if len(strips) >= max_strips:
+                return strips
     return strips
 
 
@@ -94,14 +91,9 @@ def sentence_strips(text: str, follow_paragraphs: bool = True) -> list[str]:
     and a short sentence joins the strip before it, which it mostly continues ("Its manager is …"),
     instead of the next one, which it would lend its "it" to. Without it, the passage is one run of
     sentences and every short sentence joins the next."""
-    return [strip for paragraph in paragraph_strips(text, follow_paragraphs) for strip in paragraph]
-
-
-def paragraph_strips(text: str, follow_paragraphs: bool = True) -> list[list[str]]:
-    """``sentence_strips``, grouped by paragraph (one group without ``follow_paragraphs``)."""
     if not follow_paragraphs:
-        return [_joined(split_sentences(text), join_back=False)]
-    return [_joined(split_sentences(paragraph)) for paragraph in split_paragraphs(text)]
+        return _joined(split_sentences(text), join_back=False)
+    return [strip for paragraph in split_paragraphs(text) for strip in _joined(split_sentences(paragraph))]
 
 
 def _joined(sentences: Sequence[str], join_back: bool = True) -> list[str]:
@@ -210,27 +202,6 @@ def select_strips(
     return in_document_order(strips, kept)
 
 
-def with_paragraph_leads(
-    strips: Sequence[Strip], kept: Sequence[int], budget_tokens: int, count_tokens: Callable[[str], int]
-) -> list[int]:
-    """``kept`` with the first strip of each paragraph one of its later strips was kept from, while the
-    token budget allows (``graph.strips_keep_lead``). A paragraph's first sentence names what the rest
-    of it calls "she" or "it": kept alone, "She studied chemistry at the University of Lindhurst" no
-    longer says whose studies they were."""
-    lead_of: dict[tuple[int, int], int] = {}
-    for i, strip in enumerate(strips):
-        lead_of.setdefault((strip.passage, strip.paragraph), i)
-    chosen = set(kept)
-    used = sum(count_tokens(strips[i].text) for i in kept)
-    for i in kept:
-        lead = lead_of[(strips[i].passage, strips[i].paragraph)]
-        cost = count_tokens(strips[lead].text)
-        if lead not in chosen and used + cost <= budget_tokens:
-            chosen.add(lead)
-            used += cost
-    return in_document_order(strips, list(chosen))
-
-
 def in_document_order(strips: Sequence[Strip], indices: Sequence[int]) -> list[int]:
     """Strip indices sorted by passage, then by position within it."""
     return sorted(indices, key=lambda i: (strips[i].passage, strips[i].position))
@@ -298,10 +269,7 @@ def refine_passages(state: RagState, config: RunnableConfig, *, resources: Resou
     strips = decompose(passages, follow_paragraphs=resources.options.graph.strips_follow_paragraphs)
     embedder = resources.embedder
     scores = score_strips(strips, refinement_queries(state), embedder, resources.embed_passages)
-    budget = resources.options.max_context_tokens
-    kept = select_strips(scores, strips, budget, embedder.count_tokens)
-    if resources.options.graph.strips_keep_lead:
-        kept = with_paragraph_leads(strips, kept, budget, embedder.count_tokens)
+    kept = select_strips(scores, strips, resources.options.max_context_tokens, embedder.count_tokens)
     # usefulness_retry sets narrow_context only when graph.narrow_after_not_found is set
     narrow_to = (
         resources.options.graph.narrow_after_not_found
