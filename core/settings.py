@@ -443,10 +443,9 @@ class GraphSettings(BaseModel):
     )
     name_bridges: bool = Field(
         False,
-        description="on the iterative route, before refinement, the model copies the question's words that "
-        "describe something ('the founder of X') and the name the passages give it; code checks both copies, "
-        "and the question with the name in place of the description (a single-hop question) scores the "
-        "strips too and is shown to the reader",
+        description="on the iterative route the model copies the question's words that describe something "
+        "('the founder of X') and the name the passages give it; code checks both copies and shows the reader "
+        "the question with the name in place of the description, a single-hop question",
     )
     reader_sees_reasoning: bool = Field(
         False,

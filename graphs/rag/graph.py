@@ -6,7 +6,7 @@ start_turn → [contextualize] → route_question
                 correct → expand_context; ambiguous → web_search → expand_context;
                 incorrect → web_search | crag_retry → retrieve | refuse
   iterative → retrieve ⇄ ircot_reason (IRCoT) → expand_context
-expand_context (→ name_bridge, iterative) → refine_passages → check_answerable (do the passages state it?) → generate_answer
+expand_context → refine_passages → check_answerable (do the passages state it?) → generate_answer
   → check_support (IsSup + IsUse)
   unsupported → regenerate_answer → check_support; not useful → usefulness_retry → retrieve
   → finalize_answer | refuse
@@ -37,7 +37,6 @@ from graphs.rag.nodes.generate_answer import generate_answer
 from graphs.rag.nodes.generate_direct import generate_direct
 from graphs.rag.nodes.grade_retrieval import grade_retrieval
 from graphs.rag.nodes.ircot_reason import ircot_reason
-from graphs.rag.nodes.name_bridge import name_bridge
 from graphs.rag.nodes.refine_passages import refine_passages
 from graphs.rag.nodes.refuse import refuse
 from graphs.rag.nodes.regenerate_answer import regenerate_answer
@@ -68,7 +67,6 @@ NODES = {
         web_search,
         crag_retry,
         expand_context,
-        name_bridge,
         refine_passages,
         check_answerable,
         generate_answer,
@@ -126,11 +124,7 @@ def build_graph(
         "web_search", partial(routing.after_web, bounds=bounds), ["expand_context", "crag_retry", "refuse"]
     )
     builder.add_edge("crag_retry", "retrieve")
-    # not through the budget's gate: the edge expand_context → refine_passages never had one
-    builder.add_conditional_edges(
-        "expand_context", partial(routing.after_expand, bounds=bounds), ["name_bridge", "refine_passages"]
-    )
-    builder.add_edge("name_bridge", "refine_passages")
+    builder.add_edge("expand_context", "refine_passages")
     branch("refine_passages", routing.after_refine, ["check_answerable", "refuse"])
     branch(
         "check_answerable",

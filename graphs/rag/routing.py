@@ -74,13 +74,6 @@ def after_web(state: RagState, bounds: GraphSettings) -> Literal["expand_context
     return "crag_retry" if state.get("crag_retries", 0) < bounds.max_crag_retries else "refuse"
 
 
-def after_expand(state: RagState, bounds: GraphSettings) -> Literal["name_bridge", "refine_passages"]:
-    """On the iterative route with ``graph.name_bridges``, the bridge is named before refinement."""
-    if bounds.name_bridges and state.get("route") == "iterative":
-        return "name_bridge"
-    return "refine_passages"
-
-
 def after_refine(state: RagState) -> Literal["check_answerable", "refuse"]:
     return "check_answerable" if state.get("context") else "refuse"
 

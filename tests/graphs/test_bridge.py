@@ -81,71 +81,48 @@ def _state(question: str, route: str) -> dict[str, Any]:
             "context": CONTEXT}  # fmt: skip
 
 
-def _hits() -> list[dict[str, Any]]:
-    return [{"chunk_id": p["chunk_id"], "doc_id": "p", "text": p["text"], "score": 1.0, "title": "Notes"}
-            for p in CONTEXT]  # fmt: skip
-
-
-SPANS = {"description": "the conductor of the Harwick Orchestra", "name": "Lena Sorvik"}
-QUESTION = "What instrument did the conductor of the Harwick Orchestra train on?"
-BRIDGED = "What instrument did Lena Sorvik train on?"
-
-
 @pytest.mark.parametrize(
-    ("switch", "route", "goes_to"),
-    [(True, "iterative", "name_bridge"), (False, "iterative", "refine_passages"),
-     (True, "single", "refine_passages")],
-)  # fmt: skip
-def test_the_bridge_is_named_before_refinement_on_the_iterative_route_with_the_switch(
-    switch: bool, route: str, goes_to: str
+    ("switch", "route", "question", "asked"),
+    [
+        (True, "iterative", "What instrument did the conductor of the Harwick Orchestra train on?", True),
+        (False, "iterative", "What instrument did the conductor of the Harwick Orchestra train on?", False),
+        (True, "single", "What instrument did the conductor of the Harwick Orchestra train on?", False),
+        (
+            True,
+            "iterative",
+            "Did the conductor of the Harwick Orchestra train as a cellist?",
+            False,
+        ),  # yes/no
+    ],
+)
+def test_the_reader_sees_the_bridged_question_on_the_iterative_route_with_the_switch(
+    switch: bool, route: str, question: str, asked: bool
 ) -> None:
-    from graphs.rag.routing import after_expand
+    spans = {"description": "the conductor of the Harwick Orchestra", "name": "Lena Sorvik"}
+    llm = ScriptedChatModel(
+        replies={"bridge_name": json.dumps(spans), "generate_answer": "Lena Sorvik trained as a cellist. [2]"}
+    )
+    settings = load_settings(graph={"name_bridges": switch, "yes_no_verdict": False})
+    update = generate_answer(_state(question, route), {}, resources=Resources(settings, llm=llm))
 
-    bounds = load_settings(graph={"name_bridges": switch}).graph
-    assert after_expand(_state(QUESTION, route), bounds) == goes_to
-
-
-def test_the_named_question_is_read_from_the_passages_as_retrieved() -> None:
-    from graphs.rag.nodes.name_bridge import name_bridge
-
-    llm = ScriptedChatModel(replies={"bridge_name": json.dumps(SPANS)})
-    state = {**_state(QUESTION, "iterative"), "passages": _hits()}
-    update = name_bridge(state, {}, resources=Resources(load_settings(), llm=llm))
-
-    assert update["bridge"] == {"question": BRIDGED, **SPANS}
-    assert "Lena Sorvik trained as a cellist in Tallinn." in llm.calls[0][1][-1].text
-
-
-def test_a_yes_no_question_gets_no_bridge() -> None:
-    from graphs.rag.nodes.name_bridge import name_bridge
-
-    llm = ScriptedChatModel()
-    question = "Did the conductor of the Harwick Orchestra train as a cellist?"
-    state = {**_state(question, "iterative"), "passages": _hits()}
-    update = name_bridge(state, {}, resources=Resources(load_settings(), llm=llm))
-
-    assert update["bridge"] == {} and llm.calls == []
+    assert [name for name, _ in llm.calls] == (["bridge_name"] if asked else []) + ["generate_answer"]
+    reader_prompt = llm.calls[-1][1][-1].text
+    assert ("What instrument did Lena Sorvik train on?" in reader_prompt) is asked
+    assert update["bridge"].get("question", "") == (
+        "What instrument did Lena Sorvik train on?" if asked else ""
+    )
+    assert ("bridge" in update["steps"][-1]["decision"]) is asked
 
 
-def test_refinement_scores_the_strips_against_the_named_question_too() -> None:
-    from graphs.rag.nodes.refine_passages import refinement_queries
+def test_a_rejected_copy_is_traced_and_the_reader_sees_the_question_alone() -> None:
+    spans = {"description": "the Harwick conductor", "name": "Lena Sorvik"}
+    llm = ScriptedChatModel(replies={"bridge_name": json.dumps(spans), "generate_answer": "NOT_FOUND"})
+    settings = load_settings(graph={"name_bridges": True})
+    question = "What instrument did the conductor of the Harwick Orchestra train on?"
+    update = generate_answer(_state(question, "iterative"), {}, resources=Resources(settings, llm=llm))
 
-    state = {**_state(QUESTION, "iterative"), "queries": [QUESTION]}
-    assert refinement_queries({**state, "bridge": {"question": BRIDGED, **SPANS}})[1:] == [BRIDGED]
-    rejected = {"question": "", **SPANS, "rejected": "no passage writes the name"}
-    assert refinement_queries({**state, "bridge": rejected})[1:] == []
-
-
-@pytest.mark.parametrize("named", [True, False])
-def test_the_reader_sees_the_named_question_beside_the_question(named: bool) -> None:
-    llm = ScriptedChatModel(replies={"generate_answer": "Lena Sorvik trained as a cellist. [2]"})
-    bridge = {"question": BRIDGED, **SPANS} if named else {"question": "", **SPANS, "rejected": "x"}
-    state = {**_state(QUESTION, "iterative"), "bridge": bridge}
-    update = generate_answer(state, {}, resources=Resources(load_settings(), llm=llm))
-
-    assert [name for name, _ in llm.calls] == ["generate_answer"]
-    assert (BRIDGED in llm.calls[-1][1][-1].text) is named
-    assert update["steps"][-1]["decision"].get("bridge_question") == (BRIDGED if named else None)
+    assert update["bridge"]["rejected"] == "the description is not the question's words"
+    assert "so the question asks" not in llm.calls[-1][1][-1].text
 
 
 def test_a_regeneration_shows_the_bridged_question_without_asking_again() -> None:

@@ -6,9 +6,8 @@ founder of Corvane Labs born?", it answers the founding town (bench/data/multi_h
 single-hop question it answers well. So the model copies two spans, the words of the question that
 describe something ("the founder of Corvane Labs") and the name the passages give it ("Hester Quayle"),
 and code checks both copies and writes the single-hop question ("In which town was Hester Quayle
-born?"); copying is within a small model's reach where chaining is not. It is read from the passages as
-retrieved, before refinement, so that the named question also chooses the strips the reader gets; the
-reader sees it beside the question it answers, and the checks judge the answer to the question as asked.
+born?"); copying is within a small model's reach where chaining is not. The reader sees it beside the
+question it answers, and the checks judge the answer to the question as asked.
 """
 
 from __future__ import annotations
@@ -54,19 +53,23 @@ def bridged_question(question: str, spans: BridgeSpans, context: list[ContextPas
     return f"{spaced[: found.start()]}{name}{spaced[found.end() :]}", ""
 
 
-def bridge_for(
-    state: RagState, passages: list[ContextPassage], resources: Resources, config: RunnableConfig
-) -> dict[str, Any]:
-    """The question with its bridge named from ``passages``, and what the model copied, for the state
-    and the trace; {} for a yes/no question (its parts are read one by one instead) or without passages."""
-    if not passages or facts_of(state).asks_yes_no:
+def bridge_for(state: RagState, resources: Resources, config: RunnableConfig) -> dict[str, Any]:
+    """On the iterative route with ``graph.name_bridges``, not for a yes/no question: the question with
+    its bridge named, and what the model copied, for the state and the trace; {} when off."""
+    context = state.get("context") or []
+    if not (
+        resources.options.graph.name_bridges
+        and state.get("route") == "iterative"
+        and context
+        and not facts_of(state).asks_yes_no
+    ):
         return {}
     question = state["standalone_question"]
-    user = f"{format_passages(passages)}\n\nQuestion: {question}"
+    user = f"{format_passages(context)}\n\nQuestion: {question}"
     spans, error = ask_structured(resources.llm, BridgeSpans, load_prompt("bridge_name"), user, config)
     if spans is None:
         return {"question": "", "rejected": error or "no reply"}
-    bridged, rejected = bridged_question(question, spans, passages)
+    bridged, rejected = bridged_question(question, spans, context)
     found = {"question": bridged, "description": spans.description, "name": spans.name}
     return {**found, "rejected": rejected} if rejected else found
 

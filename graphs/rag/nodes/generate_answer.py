@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.rag.nodes._bridge import bridge_instruction
+from graphs.rag.nodes._bridge import bridge_for, bridge_instruction
 from graphs.rag.nodes._citations import (
     answer_sentences,
     attribute_uncited,
@@ -154,7 +154,7 @@ def draft_update(
 def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     match_script = resources.options.graph.answer_in_users_script
     verdict = verdict_for(state, resources, config)
-    bridge = state.get("bridge") or {}
+    bridge = bridge_for(state, resources, config)
     system, user = answer_prompt(
         state,
         strict=False,
@@ -171,7 +171,7 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
             "reused_previous_context": bool(state.get("reused_previous_context")),
             **not_found,
             **verdict.decision(),
-            **({"bridge_question": bridge["question"]} if bridge.get("question") else {}),
+            **({"bridge": bridge} if bridge else {}),
         },
         repoint=resources.options.graph.repoint_citations,
         bridges=resources.options.graph.cite_bridges,
@@ -180,4 +180,5 @@ def generate_answer(state: RagState, config: RunnableConfig, *, resources: Resou
     )
     update["strict_generation"] = False
     update["yes_no_verdict"] = verdict.model_dump() if verdict.answer else {}
+    update["bridge"] = bridge
     return update

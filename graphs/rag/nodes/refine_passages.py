@@ -252,15 +252,11 @@ def recompose(
 
 def refinement_queries(state: RagState) -> list[str]:
     """The question (without what it asks for something other than), plus IRCoT's reasoning sentences
-    (they name the bridge entities), the question with its bridge named, and a retry's translations of
-    the question (BM25 reads the strips of
+    (they name the bridge entities) and a retry's translations of the question (BM25 reads the strips of
     a passage in the other language only through them)."""
     queries = [facts_of(state).search_text]
     queries += [r for r in state.get("reasoning") or [] if r.strip()]
     queries += question_translations(state)
-    bridged = (state.get("bridge") or {}).get("question")
-    if bridged:  # the question with its bridge named (graph.name_bridges)
-        queries.append(bridged)
     spellings = state.get("passage_spellings") or {}
     if spellings:  # the question with its names as the passages write them (graph.names_across_scripts)
         queries.append(with_passage_spellings(state["standalone_question"], spellings))
