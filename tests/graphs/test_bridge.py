@@ -2,7 +2,7 @@
 describing words and the passages' name for them, code checks both copies and writes the single-hop
 question the reader is shown. Cases from an orchestra, a lighthouse and a Chinese school, written before
 any benchmark question was looked at; a scripted model stands in for the copies (the real model's are
-measured in ``bench/results/name_bridges_multi_hop.json``)."""
+measured in ``bench/results/name_bridges_reader_only_multi_hop.json``)."""
 
 from __future__ import annotations
 
