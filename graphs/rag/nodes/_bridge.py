@@ -1,13 +1,14 @@
 """A multi-hop question with its bridge named (``graph.name_bridges``): what the reader answers.
 
-The 1.5B reader does not join a bridge passage to the question by itself. With "Corvane Labs was founded
-by Hester Quayle" and "Hester Quayle was born in Carvel" both in its context, asked "In which town was the
-founder of Corvane Labs born?", it answers the founding town (bench/data/multi_hop_questions.jsonl). A
-single-hop question it answers well. So the model copies two spans, the words of the question that
-describe something ("the founder of Corvane Labs") and the name the passages give it ("Hester Quayle"),
-and code checks both copies and writes the single-hop question ("In which town was Hester Quayle
-born?"); copying is within a small model's reach where chaining is not. The reader sees it beside the
-question it answers, and the checks judge the answer to the question as asked.
+The 1.5B reader does not join a bridge passage to the question by itself. With "The Harwick Orchestra is
+led by Lena Sorvik" and "Lena Sorvik trained as a cellist" both in its context, asked "What instrument
+did the conductor of the Harwick Orchestra train on?", it answers from the first passage alone (the
+failure as seen on bench/data/multi_hop_questions.jsonl). A single-hop question it answers well. So the
+model copies two spans, the words of the question that describe something ("the conductor of the Harwick
+Orchestra") and the name the passages give it ("Lena Sorvik"), and code checks both copies and writes the
+single-hop question ("What instrument did Lena Sorvik train on?"); copying is within a small model's
+reach where chaining is not. The reader sees it beside the question it answers, and the checks judge the
+answer to the question as asked.
 """
 
 from __future__ import annotations
