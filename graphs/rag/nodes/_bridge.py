@@ -32,18 +32,22 @@ class BridgeSpans(BaseModel):
     name: str = Field(description="its name, as the passages write it")
 
 
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    return _spaced(text).casefold()
 
 
 def bridged_question(question: str, spans: BridgeSpans, context: list[ContextPassage]) -> tuple[str, str]:
     """(the question with the description replaced by the name, '') when both copies hold: the
     description is in the question, the name in a passage and not already in the question (nor in the
     description); ('', why not) otherwise."""
-    description, name = " ".join(spans.description.split()), " ".join(spans.name.split())
+    description, name = _spaced(spans.description), _spaced(spans.name)
     if not description or not name:
         return "", "nothing described"
-    spaced = " ".join(question.split())
+    spaced = _spaced(question)
     found = re.search(re.escape(description), spaced, re.IGNORECASE)
     if found is None:
         return "", "the description is not the question's words"
