@@ -4,6 +4,8 @@ Both settings answer, in one sitting, every question with a gold answer of the n
 ``bench/data`` (``direct_probe_paraphrased``: its document questions; ``cross_lingual_questions``;
 ``cross_lingual_heldout``; ``pinyin_names_questions``: names written in pinyin, session 33;
 ``multi_hop_questions``: bridge and comparison questions across documents, session 34;
+``multi_hop_heldout``: chains of two to four hops over other fictional documents, in English, Simplified
+and Traditional Chinese, written in session 39 before any run;
 ``yes_no_questions``: yes/no questions, half of them answered "no", session 37), over the
 knowledge base of ``bench.cross_lingual`` (the follow-up benchmark's Markdown documents and the bundled
 samples, English and Chinese; with ``multi_hop_questions`` also ``bench/multi_hop/docs``, fictional
@@ -50,11 +52,13 @@ QUESTION_FILES = (
     "cross_lingual_heldout",
     "pinyin_names_questions",
     "multi_hop_questions",
+    "multi_hop_heldout",
     "yes_no_questions",
 )
 # Documents a question file needs beside the shared knowledge base.
 EXTRA_DOCUMENTS = {
     "multi_hop_questions": (REPO / "bench" / "multi_hop" / "docs",),
+    "multi_hop_heldout": (REPO / "bench" / "multi_hop_heldout" / "docs",),
     "yes_no_questions": (REPO / "bench" / "yes_no" / "docs", REPO / "bench" / "multi_hop" / "docs"),
 }
 _YES = frozenset({"yes", "是", "是的", "对", "都是"})
