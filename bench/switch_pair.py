@@ -168,11 +168,18 @@ def main() -> int:
         choices=("calibration", "report"),
         help="only the questions of this split (files that mark one)",
     )
+    parser.add_argument(
+        "--language",
+        choices=("en", "zh"),
+        help="only the questions in this language (a switch that acts on one)",
+    )
     parser.add_argument("--also", nargs="*", default=[], help="graph switches turned on in both settings")
     args = parser.parse_args()
     items = [q for name in args.questions for q in document_questions(name)]
     if args.split:
         items = [q for q in items if q.get("split") == args.split]
+    if args.language:
+        items = [q for q in items if q.get("language") == args.language]
     partial = partial_path(Path(args.out).stem)
     done = finished_rows(partial)
     with tempfile.TemporaryDirectory(prefix="ragpilot-switch-pair-") as home:

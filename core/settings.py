@@ -447,6 +447,12 @@ class GraphSettings(BaseModel):
         "('the founder of X') and the name the passages give it; code checks both copies and shows the reader "
         "the question with the name in place of the description, a single-hop question",
     )
+    ircot_example_in_language: bool = Field(
+        False,
+        description="IRCoT's prompt shows a Chinese question an example reasoning sentence written in Chinese "
+        "(prompts/ircot_reason_example_zh.md): with the English example alone the 1.5B model writes about half "
+        "its sentences in English, and each sentence is the next search query over the user's documents",
+    )
     reader_sees_reasoning: bool = Field(
         False,
         description="on the iterative route the reader also sees IRCoT's reasoning sentences, as notes "
