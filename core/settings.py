@@ -447,6 +447,13 @@ class GraphSettings(BaseModel):
         "('the founder of X') and the name the passages give it; code checks both copies and shows the reader "
         "the question with the name in place of the description, a single-hop question",
     )
+    escalate_to_iterative: bool = Field(
+        False,
+        description="a question the router sent on the single route, which that route would refuse, is asked "
+        "once more on the iterative route (IRCoT from the question): the router reads no passage and calls "
+        "some two-hop questions single ('Where was the designer of the bridge born?'); a caller-forced route "
+        "and a question answered from memory when the documents fail (direct_retrieves_first) are kept",
+    )
     ircot_example_in_language: bool = Field(
         False,
         description="IRCoT's prompt shows a Chinese question an example reasoning sentence written in Chinese "
