@@ -87,10 +87,12 @@ def is_right(item: dict[str, Any], answer: dict[str, Any]) -> bool:
 
 def picks_gold(item: dict[str, Any], answer: dict[str, Any]) -> bool:
     """A comparison's answer names the gold option: its short answer holds the gold and not the other
-    option; without a short answer, the answer names the gold before the other option, if at all."""
+    option (naming both picks neither); when the short answer names neither ("1958") or there is none,
+    the answer names the gold before the other option, if at all."""
     short = answer.get("short_answer") or ""
-    if short:
-        return holds_gold(short, item["gold"]) and not holds_gold(short, item["other"])
+    gold, other = holds_gold(short, item["gold"]), holds_gold(short, item["other"])
+    if gold or other:
+        return gold and not other
     text = answer["answer"]
     first = {
         name: min((i for g in item[name] if (i := text.find(g)) >= 0), default=-1)

@@ -25,6 +25,11 @@ def test_a_comparison_is_judged_by_its_short_answer_when_there_is_one():
     assert not is_right(ORCHARD, answer(both_named, short="Hillcrest and Millbrook"))
 
 
+def test_a_short_answer_naming_neither_option_leaves_the_pick_to_the_answer():
+    assert is_right(ORCHARD, answer("Hillcrest is older, planted in 1902. [1]", short="1902"))
+    assert not is_right(ORCHARD, answer("Millbrook is older, planted in 1899. [1]", short="1899"))
+
+
 def test_without_a_short_answer_the_option_named_first_is_the_pick():
     assert is_right(ORCHARD, answer("Hillcrest is older than Millbrook. [1]"))
     assert not is_right(ORCHARD, answer("Millbrook is older than Hillcrest. [1]"))
