@@ -143,13 +143,16 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def arms(switch: str | None, check: str | None, also: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
-    """The graph settings of the two arms: a switch on and off, or a check run and switched off."""
+def arms(
+    switches: Sequence[str] | None, check: str | None, also: Sequence[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """The graph settings of the two arms: the switches all on and all off, or a check run and switched
+    off."""
     both: dict[str, Any] = {name: True for name in also}
     if check:
         return {"on": both, "off": {**both, "checks_off": [check]}}
-    assert switch
-    return {"on": {**both, switch: True}, "off": {**both, switch: False}}
+    assert switches
+    return {arm: {**both, **{name: arm == "on" for name in switches}} for arm in ("on", "off")}
 
 
 def main() -> int:
@@ -157,7 +160,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     chosen = parser.add_mutually_exclusive_group(required=True)
-    chosen.add_argument("--switch", help="a boolean field of the graph settings")
+    chosen.add_argument(
+        "--switch", nargs="+", help="a boolean field of the graph settings (several: all on against all off)"
+    )
     chosen.add_argument(
         "--check",
         choices=ANSWER_CHECK_NAMES,
@@ -214,7 +219,7 @@ def main() -> int:
         "bench.switch_pair",
         by_kind,
         rows,
-        switch=args.switch or f"check {args.check}",
+        switch=" + ".join(args.switch) if args.switch else f"check {args.check}",
         split=args.split,
         also_on=args.also,
     )

@@ -69,9 +69,16 @@ def test_the_summary_counts_won_and_lost_from_the_saved_answers():
 
 
 def test_a_switch_is_paired_on_against_off_with_the_also_switches_in_both_arms():
-    assert arms("cite_bridges", None, ["reader_sees_reasoning"]) == {
+    assert arms(["cite_bridges"], None, ["reader_sees_reasoning"]) == {
         "on": {"reader_sees_reasoning": True, "cite_bridges": True},
         "off": {"reader_sees_reasoning": True, "cite_bridges": False},
+    }
+
+
+def test_several_switches_are_paired_all_on_against_all_off():
+    assert arms(["cite_bridges", "name_bridges"], None) == {
+        "on": {"cite_bridges": True, "name_bridges": True},
+        "off": {"cite_bridges": False, "name_bridges": False},
     }
 
 
