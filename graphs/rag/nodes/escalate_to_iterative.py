@@ -4,7 +4,8 @@ Adaptive-RAG's router decides before any passage is read, and a question it call
 two: "Where was the designer of the harbour bridge born?" reads like a lookup, and the passage that
 names the designer does not say where she was born. Where the single route would refuse, the question
 is asked again on the iterative route, once (``escalated_to_iterative``), with a fresh retrieval; the
-counters of the other loops keep what the single route spent, so the retry adds no new loop.
+counters of the other loops keep what the single route spent, so the retry adds no new loop, and the
+draft keeps the single route's checks (``answer_checks.on_a_chain``).
 """
 
 from __future__ import annotations
