@@ -264,8 +264,10 @@ class GraphSettings(BaseModel):
         "or under 60% of its words) cites the one context passage that does instead: the small reader "
         "often cites the neighbouring passage, and the checks read only the cited ones",
     )
+    # On since session 39: HotpotQA first 100, refused 15 vs 18, contained 46 vs 46 (1 won, 1 lost), F1
+    # 0.440 vs 0.419, no extra call; the 34 multi-hop questions 2 won / 0 lost (docs/benchmarks.md).
     cite_bridges: bool = Field(
-        False,
+        True,
         description="with repoint_citations: a sentence that no one passage states, but two do together over "
         'a name both hold ("X was founded by Y" and "Y was born in Z"), cites those two instead of '
         "the one the reader chose, so that the checks read the bridge and the answer together",
@@ -441,24 +443,13 @@ class GraphSettings(BaseModel):
         description="P(yes) at or above which graph.yes_no_verdict answers yes: the middle of the range "
         "(0.4-0.75) that did equally well on the calibration half of bench/data/yes_no_questions.jsonl",
     )
+    # On since session 39: HotpotQA first 100, contained 49 vs 46 (4 won, 1 lost), refused 14 vs 18,
+    # +0.85 LLM calls; with cite_bridges on the 26 held-out multi-hop questions 18 vs 18 (1 won, 1 lost).
     name_bridges: bool = Field(
-        False,
+        True,
         description="on the iterative route the model copies the question's words that describe something "
         "('the founder of X') and the name the passages give it; code checks both copies and shows the reader "
         "the question with the name in place of the description, a single-hop question",
-    )
-    escalate_to_iterative: bool = Field(
-        False,
-        description="a question the router sent on the single route, which that route would refuse, is asked "
-        "once more on the iterative route (IRCoT from the question): the router reads no passage and calls "
-        "some two-hop questions single ('Where was the designer of the bridge born?'); a caller-forced route "
-        "and a question answered from memory when the documents fail (direct_retrieves_first) are kept",
-    )
-    ircot_example_in_language: bool = Field(
-        False,
-        description="IRCoT's prompt shows a Chinese question an example reasoning sentence written in Chinese "
-        "(prompts/ircot_reason_example_zh.md): with the English example alone the 1.5B model writes about half "
-        "its sentences in English, and each sentence is the next search query over the user's documents",
     )
     reader_sees_reasoning: bool = Field(
         False,

@@ -127,7 +127,7 @@ def next_step(
         if check.acts_when is not None and not getattr(bounds, check.acts_when):
             continue  # recorded for the trace and the ablation; its action is switched off
         on_chains = check.acts_on_chains_when
-        if on_chains is not None and on_a_chain(state) and not getattr(bounds, on_chains):
+        if on_chains is not None and state.get("route") == "iterative" and not getattr(bounds, on_chains):
             continue
         counter, bound, node = LOOPS[failure["action"]]
         if state.get(counter, 0) < getattr(bounds, bound):
@@ -135,10 +135,3 @@ def next_step(
         if failure["when_spent"] == "refuse":
             return "refuse"
     return None
-
-
-def on_a_chain(state: Mapping[str, Any]) -> bool:
-    """The turn is answered from an IRCoT chain the router asked for; a single-route question escalated
-    to the iterative route (``graph.escalate_to_iterative``) keeps the single route's checks: a second
-    try must not lower the bar a refusal had to pass."""
-    return state.get("route") == "iterative" and not state.get("escalated_to_iterative")

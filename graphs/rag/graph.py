@@ -12,8 +12,6 @@ expand_context → refine_passages → check_answerable (do the passages state i
   → finalize_answer | refuse
 A question escalated from direct only because the documents might hold it gets one retrieval pass:
   refuse | crag_retry | usefulness_retry → generate_direct
-With graph.escalate_to_iterative, a single-route question that would be refused is asked once more:
-  refuse → escalate_to_iterative → retrieve ⇄ ircot_reason → …
 Every conditional edge goes to stop_on_budget instead once the question's budget is spent
   → finalize_answer (the draft so far, flagged partial) | refuse
 """
@@ -33,7 +31,6 @@ from graphs.rag.nodes.check_answerable import check_answerable
 from graphs.rag.nodes.check_support import check_support
 from graphs.rag.nodes.contextualize import contextualize
 from graphs.rag.nodes.crag_retry import crag_retry
-from graphs.rag.nodes.escalate_to_iterative import escalate_to_iterative
 from graphs.rag.nodes.expand_context import expand_context
 from graphs.rag.nodes.finalize_answer import finalize_answer
 from graphs.rag.nodes.generate_answer import generate_answer
@@ -76,7 +73,6 @@ NODES = {
         regenerate_answer,
         check_support,
         usefulness_retry,
-        escalate_to_iterative,
         generate_direct,
         stop_on_budget,
         finalize_answer,
@@ -101,14 +97,10 @@ def build_graph(
 
     def branch(source: str, edge: Any, destinations: list[str]) -> None:
         """A conditional edge that also stops the turn once its budget is spent; where it may refuse or
-        retrieve again, a question escalated from 'direct' is answered from memory instead; where it would
-        refuse a question the router sent on the single route, the iterative route may try it once."""
+        retrieve again, a question escalated from 'direct' is answered from memory instead."""
         if routing.NO_ANSWER_FROM_THIS_PASS & set(destinations):
             edge = routing.direct_when_unanswered(edge, translate_first=bounds.retry_across_languages)
             destinations = [*destinations, "generate_direct"]
-        if "refuse" in destinations:
-            edge = routing.iterative_when_unanswered(edge, enabled=bounds.escalate_to_iterative)
-            destinations = [*destinations, "escalate_to_iterative"]
         builder.add_conditional_edges(source, routing.within_budget(edge), [*destinations, "stop_on_budget"])
 
     builder.add_edge(START, "start_turn")
@@ -151,7 +143,6 @@ def build_graph(
         ["regenerate_answer", "usefulness_retry", "finalize_answer", "refuse"],
     )
     builder.add_edge("usefulness_retry", "retrieve")
-    builder.add_edge("escalate_to_iterative", "retrieve")
     builder.add_edge("generate_direct", "finalize_answer")
     builder.add_conditional_edges("stop_on_budget", routing.after_budget_stop, ["finalize_answer", "refuse"])
     builder.add_edge("finalize_answer", END)

@@ -179,29 +179,6 @@ def direct_when_unanswered(edge: Callable[..., str], translate_first: bool = Fal
     return named_after(edge, guarded)
 
 
-def iterative_when_unanswered(edge: Callable[..., str], enabled: bool) -> Callable[..., str]:
-    """``edge``, except that where the router's single route would refuse, the question is asked once
-    more on the iterative route (``graph.escalate_to_iterative``): not a caller-forced route, not a
-    question whose fallback is the direct answer, and only once a turn (``escalated_to_iterative``)."""
-
-    def guarded(state: RagState, *args: Any, **kwargs: Any) -> str:
-        chosen = edge(state, *args, **kwargs)
-        if enabled and chosen == "refuse" and may_escalate(state):
-            return "escalate_to_iterative"
-        return chosen
-
-    return named_after(edge, guarded)
-
-
-def may_escalate(state: RagState) -> bool:
-    return (
-        state.get("route") == "single"
-        and (state.get("route_request") or "auto") == "auto"
-        and not state.get("direct_fallback")
-        and not state.get("escalated_to_iterative")
-    )
-
-
 def untried_language(state: RagState) -> bool:
     """The last search found documents in another language than the question's, and no query of this
     turn was written in that language yet."""

@@ -132,9 +132,6 @@ class RagState(TypedDict, total=False):
     # a 'direct' question sent to retrieval because the documents might hold it: a refusal falls back
     # to the direct answer (graph.direct_retrieves_first)
     direct_fallback: Annotated[bool, PerTurn(False)]
-    # a 'single' question the single route would have refused, asked again on the iterative route (once;
-    # graph.escalate_to_iterative)
-    escalated_to_iterative: Annotated[bool, PerTurn(False)]
 
     # Retrieval.
     query_transform: Annotated[str, PerTurn("none")]

@@ -65,6 +65,9 @@ def support(*verdicts: str, useful: bool = True, short: str = "") -> Callable[[l
 
 
 ALL_FULLY = support("fully")
+# graph.name_bridges asks the model to name the bridge on the iterative route: a copy that names nothing
+# (rejected by the code's checks) leaves the reader's prompt as it was
+NO_BRIDGE = '{"description": "", "name": ""}'
 
 
 def numbered(template: str) -> Callable[[list[BaseMessage]], str]:

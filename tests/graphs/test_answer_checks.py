@@ -138,16 +138,6 @@ def test_the_fitted_verifier_acts_on_chains_only_while_switched_on() -> None:
     assert next_step(spent, failed_checks(**findings(answers_question=False)), off) == "refuse"
 
 
-def test_a_question_escalated_from_the_single_route_keeps_the_single_routes_checks() -> None:
-    # graph.escalate_to_iterative: the second try must not lower the bar its refusal had to pass
-    failures = failed_checks(**findings(draft_likely=False))
-    off = GraphSettings(unlikely_draft_on_chains=False)
-    escalated = {"route": "iterative", "escalated_to_iterative": True}
-    assert next_step(escalated, failures, off) == "usefulness_retry"
-    assert next_step({**escalated, "usefulness_retries": 1}, failures, off) == "refuse"
-    assert next_step({"route": "iterative"}, failures, off) is None  # a chain the router asked for
-
-
 def test_a_check_switched_off_is_not_run() -> None:
     found = findings(unmet_constraints=["2019"], verdicts=["not"])
     assert [f["check"] for f in failed_checks(**found, checks_off={"constraints"})] == ["support"]

@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, numbered, run_turn, step, support
+from tests.graphs.scripts import (
+    ALL_FULLY,
+    NO_BRIDGE,
+    FixedClassifier,
+    cite,
+    numbered,
+    run_turn,
+    step,
+    support,
+)
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 ANSWER = cite("Northwind employees get 25 days of annual leave.", "25 days")
@@ -16,6 +25,7 @@ ANSWER = cite("Northwind employees get 25 days of annual leave.", "25 days")
 def test_ircot_stops_at_its_step_bound(make_graph, bound: int) -> None:
     llm = ScriptedChatModel(
         replies={
+            "bridge_name": NO_BRIDGE,
             "ircot_reason": numbered(
                 '{{"thought": "Still looking for fact number {i}.", "answer_found": false}}'
             ),
@@ -34,6 +44,7 @@ def test_ircot_stops_at_its_step_bound(make_graph, bound: int) -> None:
 def test_ircot_stops_when_the_reasoning_repeats_itself(make_graph) -> None:
     llm = ScriptedChatModel(
         replies={
+            "bridge_name": NO_BRIDGE,
             "ircot_reason": '{"thought": "The leave policy is in the handbook.", "answer_found": false}',
             "generate_answer": ANSWER,
             "check_support": ALL_FULLY,

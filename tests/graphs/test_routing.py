@@ -7,7 +7,7 @@ import pytest
 from core.errors import ConfigError
 from graphs.rag.classifier.signals import asks_time_sensitive_fact
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, nodes_run, run_turn, step
+from tests.graphs.scripts import ALL_FULLY, NO_BRIDGE, FixedClassifier, cite, nodes_run, run_turn, step
 
 
 def test_direct_route_answers_without_retrieval(make_graph) -> None:
@@ -207,6 +207,7 @@ def run_aurora_question(
     )
     llm = ScriptedChatModel(
         replies={
+            "bridge_name": NO_BRIDGE,
             "ircot_reason": lambda messages: next(thoughts),
             "generate_answer": cite("The Aurora lead, Maria Chen, was born in Lisbon.", "Lisbon"),
             "check_support": ALL_FULLY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graphs.rag.classifier.llm import LLMComplexityClassifier
 from tests.graphs.helpers import ScriptedChatModel, ScriptedReranker
-from tests.graphs.scripts import ALL_FULLY, FixedClassifier, cite, run_turn, step
+from tests.graphs.scripts import ALL_FULLY, NO_BRIDGE, FixedClassifier, cite, run_turn, step
 
 QUESTION = "How many days of annual leave do Northwind employees get?"
 ANSWER = cite("Northwind employees get 25 days of annual leave.", "25 days")
@@ -27,6 +27,7 @@ def test_a_malformed_support_judgement_leaves_sentences_unchecked(make_graph) ->
 def test_malformed_reasoning_ends_ircot_and_answers_from_what_was_gathered(make_graph) -> None:
     llm = ScriptedChatModel(
         replies={
+            "bridge_name": NO_BRIDGE,
             "ircot_reason": '{"thought": 42}',
             "generate_answer": ANSWER,
             "check_support": ALL_FULLY,

@@ -48,15 +48,6 @@ def _reasoning_block(reasoning: list[str]) -> str:
     return "\n".join(f"{i}. {thought}" for i, thought in enumerate(reasoning, start=1))
 
 
-def _system_prompt(state: RagState, resources: Resources) -> str:
-    """IRCoT's instructions; for a Chinese question with ``graph.ircot_example_in_language``, also an
-    example sentence in Chinese, since the sentence is the next search query over Chinese documents."""
-    system = load_prompt("ircot_reason")
-    if resources.options.graph.ircot_example_in_language and state.get("language") == "zh":
-        system += load_prompt("ircot_reason_example_zh")
-    return system
-
-
 @records_step
 def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resources) -> dict[str, Any]:
     counter = state.get("ircot_steps", 0) + 1
@@ -71,7 +62,7 @@ def ircot_reason(state: RagState, config: RunnableConfig, *, resources: Resource
         f"Language: {answer_language(state, match_script)}\n"
         f"Reasoning so far:\n{_reasoning_block(reasoning)}\n\nNext reasoning sentence:"
     )
-    step, error = ask_structured(resources.llm, ReasoningStep, _system_prompt(state, resources), user, config)
+    step, error = ask_structured(resources.llm, ReasoningStep, load_prompt("ircot_reason"), user, config)
     decision: dict[str, Any] = {"counter": counter, "bound": bound, "passages_seen": len(hits)}
     if step is None:
         decision.update(error=error, stop="reasoning output unusable: answer from what was gathered")
