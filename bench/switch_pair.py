@@ -9,7 +9,8 @@ and Traditional Chinese, written in session 39 before any run;
 ``yes_no_questions``: yes/no questions, half of them answered "no", session 37), over the
 knowledge base of ``bench.cross_lingual`` (the follow-up benchmark's Markdown documents and the bundled
 samples, English and Chinese; with ``multi_hop_questions`` also ``bench/multi_hop/docs``, fictional
-towns, people and firms that no model knows by heart). An answer is right when it is not a refusal and
+towns, people and firms that no model knows by heart, and with ``multi_hop_heldout``
+``bench/multi_hop_heldout/docs``). An answer is right when it is not a refusal and
 holds one gold string as a whole token (``bench.direct_fallback.holds_gold``); a yes/no question's answer
 is right when its polarity (short answer first, else the answer's opening) is the gold one; to a
 question marked ``"answerable": false`` a refusal is right; a comparison with an ``other`` option is right when it
