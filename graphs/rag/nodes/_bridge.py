@@ -42,8 +42,8 @@ def _folded(text: str) -> str:
 
 def bridged_question(question: str, spans: BridgeSpans, context: list[ContextPassage]) -> tuple[str, str]:
     """(the question with the description replaced by the name, '') when both copies hold: the
-    description is in the question, the name in a passage and not already in the question (nor in the
-    description); ('', why not) otherwise."""
+    description is in the question, the name in a passage and not already in the question (so not in
+    the description either); ('', why not) otherwise."""
     description, name = _spaced(spans.description), _spaced(spans.name)
     if not description or not name:
         return "", "nothing described"
@@ -51,9 +51,10 @@ def bridged_question(question: str, spans: BridgeSpans, context: list[ContextPas
     found = re.search(re.escape(description), spaced, re.IGNORECASE)
     if found is None:
         return "", "the description is not the question's words"
-    if not any(_folded(name) in _folded(p["text"]) for p in context):
+    folded_name = _folded(name)
+    if not any(folded_name in _folded(p["text"]) for p in context):
         return "", "no passage writes the name"
-    if _folded(name) in _folded(spaced) or _folded(name) in _folded(description):
+    if folded_name in _folded(spaced):
         return "", "the question already names it"
     return f"{spaced[: found.start()]}{name}{spaced[found.end() :]}", ""
 
